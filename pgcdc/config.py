@@ -1,0 +1,348 @@
+"""The connector configuration: one pydantic model keyed by Debezium's property names.
+
+Sources, later ones winning: a Kafka Connect connector JSON (`{"name":…, "config":{…}}`) or a flat JSON
+object, a `.properties` file, YAML (nested keys are joined with dots), then environment variables
+`PGCDC_<PROPERTY>` (upper case, dots as underscores: `PGCDC_TOPIC_PREFIX`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import logging
+import os
+import re
+from pathlib import Path
+from typing import Any, Literal, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from pgcdc.errors import ConfigError
+from pgcdc.properties import ACCEPTED_NOT_IMPLEMENTED, ACCEPTED_PREFIXES
+
+log = logging.getLogger(__name__)
+
+CONNECTOR_CLASS = "io.debezium.connector.postgresql.PostgresConnector"
+JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
+ENV_PREFIX = "PGCDC_"
+
+# Properties passed through verbatim to librdkafka (after stripping the prefix).
+PASSTHROUGH_PREFIXES = ("kafka.", "producer.override.", "producer.")
+OFFSET_STORES = {
+    "org.apache.kafka.connect.storage.KafkaOffsetBackingStore": "kafka",
+    "org.apache.kafka.connect.storage.FileOffsetBackingStore": "file",
+    "org.apache.kafka.connect.storage.MemoryOffsetBackingStore": "memory",
+    "kafka": "kafka",
+    "file": "file",
+    "memory": "memory",
+}
+
+
+def _csv(value: str) -> tuple[str, ...]:
+    return tuple(v.strip() for v in value.split(",") if v.strip())
+
+
+class ConnectorConfig(BaseModel):
+    """Validated configuration. Attribute names are snake_case; aliases are Debezium's property names."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True)
+
+    name: str = Field("pgcdc", alias="name")
+    connector_class: str = Field(CONNECTOR_CLASS, alias="connector.class")
+    tasks_max: int = Field(1, alias="tasks.max", ge=1, le=1)
+    topic_prefix: str = Field(alias="topic.prefix", min_length=1)
+
+    database_hostname: str = Field(alias="database.hostname")
+    database_port: int = Field(5432, alias="database.port", gt=0, lt=65536)
+    database_user: str = Field(alias="database.user")
+    database_password: str = Field("", alias="database.password", repr=False)
+    database_dbname: str = Field(alias="database.dbname")
+    database_sslmode: Literal["disable", "allow", "prefer", "require", "verify-ca", "verify-full"] = Field(
+        "prefer", alias="database.sslmode"
+    )
+    database_sslcert: str | None = Field(None, alias="database.sslcert")
+    database_sslkey: str | None = Field(None, alias="database.sslkey")
+    database_sslrootcert: str | None = Field(None, alias="database.sslrootcert")
+
+    plugin_name: Literal["pgoutput"] = Field("pgoutput", alias="plugin.name")
+    slot_name: str = Field("debezium", alias="slot.name", pattern=r"^[a-z0-9_]{1,63}$")
+    slot_drop_on_stop: bool = Field(False, alias="slot.drop.on.stop")
+    publication_name: str = Field("dbz_publication", alias="publication.name", min_length=1)
+    publication_autocreate_mode: Literal["all_tables", "disabled", "filtered", "no_tables"] = Field(
+        "all_tables", alias="publication.autocreate.mode"
+    )
+    schema_include_list: tuple[str, ...] = Field((), alias="schema.include.list")
+    schema_exclude_list: tuple[str, ...] = Field((), alias="schema.exclude.list")
+    table_include_list: tuple[str, ...] = Field((), alias="table.include.list")
+    table_exclude_list: tuple[str, ...] = Field((), alias="table.exclude.list")
+
+    snapshot_mode: Literal["initial", "always", "initial_only", "no_data", "never", "when_needed"] = Field(
+        "initial", alias="snapshot.mode"
+    )
+    tombstones_on_delete: bool = Field(True, alias="tombstones.on.delete")
+    skipped_operations: frozenset[str] = Field(frozenset({"t"}), alias="skipped.operations")
+    provide_transaction_metadata: bool = Field(False, alias="provide.transaction.metadata")
+    message_key_columns: str = Field("", alias="message.key.columns")
+
+    decimal_handling_mode: Literal["precise", "double", "string"] = Field("precise", alias="decimal.handling.mode")
+    time_precision_mode: Literal["adaptive", "adaptive_time_microseconds", "connect", "isostring"] = Field(
+        "adaptive", alias="time.precision.mode"
+    )
+    binary_handling_mode: Literal["bytes", "base64", "base64-url-safe", "hex"] = Field(
+        "bytes", alias="binary.handling.mode"
+    )
+    unavailable_value_placeholder: str = Field(
+        "__debezium_unavailable_value", alias="unavailable.value.placeholder"
+    )
+
+    key_converter: str = Field(JSON_CONVERTER, alias="key.converter")
+    value_converter: str = Field(JSON_CONVERTER, alias="value.converter")
+    header_converter: str = Field(JSON_CONVERTER, alias="header.converter")
+    key_converter_schemas_enable: bool = Field(True, alias="key.converter.schemas.enable")
+    value_converter_schemas_enable: bool = Field(True, alias="value.converter.schemas.enable")
+
+    status_update_interval_ms: int = Field(10_000, alias="status.update.interval.ms", gt=0)
+    heartbeat_interval_ms: int = Field(0, alias="heartbeat.interval.ms", ge=0)
+    # Connect's default is 60 s; pgcdc flushes every second so a restart replays at most ~1 s of events.
+    offset_flush_interval_ms: int = Field(1_000, alias="offset.flush.interval.ms", ge=0)
+
+    offset_storage: Literal["kafka", "file", "memory"] = Field("kafka", alias="offset.storage")
+    offset_storage_topic: str = Field("pgcdc-offsets", alias="offset.storage.topic", min_length=1)
+    offset_storage_file_filename: str | None = Field(None, alias="offset.storage.file.filename")
+    offset_storage_partitions: int = Field(25, alias="offset.storage.partitions", gt=0)
+    offset_storage_replication_factor: int = Field(-1, alias="offset.storage.replication.factor")
+
+    bootstrap_servers: str | None = Field(None, alias="bootstrap.servers")
+    sink_type: Literal["kafka", "file"] = Field("kafka", alias="sink.type")
+    sink_file_path: str = Field("-", alias="sink.file.path")
+
+    # Everything for librdkafka: kafka.* / producer.override.* / producer.* with the prefix removed.
+    kafka: dict[str, str] = Field(default_factory=dict)
+
+    # -- value parsing ----------------------------------------------------------------------------
+    @field_validator(
+        "schema_include_list", "schema_exclude_list", "table_include_list", "table_exclude_list", mode="before"
+    )
+    @classmethod
+    def _regex_list(cls, v: Any, info: Any) -> tuple[str, ...]:
+        items = _csv(v) if isinstance(v, str) else tuple(v)
+        for item in items:
+            try:
+                re.compile(item)
+            except re.error as exc:
+                raise ValueError(f"bad regular expression {item!r}: {exc}") from None
+        return items
+
+    @field_validator("skipped_operations", mode="before")
+    @classmethod
+    def _ops(cls, v: Any) -> frozenset[str]:
+        ops = frozenset(_csv(v) if isinstance(v, str) else v)
+        if "none" in ops:
+            return frozenset()
+        bad = ops - {"c", "u", "d", "t"}
+        if bad:
+            raise ValueError(f"unknown operation(s) {', '.join(sorted(bad))}: use c, u, d, t or none")
+        return ops
+
+    @field_validator("offset_storage", mode="before")
+    @classmethod
+    def _offset_storage(cls, v: Any) -> str:
+        if v not in OFFSET_STORES:
+            raise ValueError(f"unsupported offset store {v!r}; use one of {sorted(OFFSET_STORES)}")
+        return OFFSET_STORES[v]
+
+    @field_validator("key_converter", "value_converter", "header_converter")
+    @classmethod
+    def _converter(cls, v: str) -> str:
+        if v not in (JSON_CONVERTER, "org.apache.kafka.connect.storage.SimpleHeaderConverter"):
+            raise ValueError(f"only {JSON_CONVERTER} is supported, got {v!r}")
+        return v
+
+    @field_validator("connector_class")
+    @classmethod
+    def _connector_class(cls, v: str) -> str:
+        if v != CONNECTOR_CLASS:
+            raise ValueError(f"must be {CONNECTOR_CLASS}")
+        return v
+
+    @model_validator(mode="after")
+    def _cross_checks(self) -> ConnectorConfig:
+        if self.sink_type == "kafka" and not self.bootstrap_servers:
+            raise ValueError("bootstrap.servers (or kafka.bootstrap.servers) is required when sink.type=kafka")
+        if self.offset_storage == "kafka" and not self.bootstrap_servers:
+            raise ValueError("offset.storage=kafka needs bootstrap.servers; or set offset.storage to file/memory")
+        if self.offset_storage == "file" and not self.offset_storage_file_filename:
+            raise ValueError("offset.storage.file.filename is required when offset.storage is the file store")
+        if self.publication_autocreate_mode == "filtered" and not (
+            self.table_include_list or self.schema_include_list
+        ):
+            raise ValueError("publication.autocreate.mode=filtered needs table.include.list or schema.include.list")
+        return self
+
+    # -- derived ----------------------------------------------------------------------------------
+    def captures(self, schema: str, table: str) -> bool:
+        """Debezium's include/exclude rules: include lists win; regexes match the whole name."""
+        full = f"{schema}.{table}"
+        if self.table_include_list:
+            return any(re.fullmatch(p, full) for p in self.table_include_list)
+        if self.table_exclude_list and any(re.fullmatch(p, full) for p in self.table_exclude_list):
+            return False
+        if self.schema_include_list:
+            return any(re.fullmatch(p, schema) for p in self.schema_include_list)
+        if self.schema_exclude_list and any(re.fullmatch(p, schema) for p in self.schema_exclude_list):
+            return False
+        return True
+
+    def libpq_params(self, replication: bool = False) -> dict[str, Any]:
+        params: dict[str, Any] = {
+            "host": self.database_hostname,
+            "port": self.database_port,
+            "user": self.database_user,
+            "password": self.database_password,
+            "dbname": self.database_dbname,
+            "sslmode": self.database_sslmode,
+            "application_name": f"pgcdc-{self.name}",
+            "connect_timeout": 10,
+        }
+        for key, attr in (("sslcert", "database_sslcert"), ("sslkey", "database_sslkey"),
+                          ("sslrootcert", "database_sslrootcert")):
+            if getattr(self, attr):
+                params[key] = getattr(self, attr)
+        if replication:
+            params["replication"] = "database"
+        return params
+
+    def producer_config(self) -> dict[str, str]:
+        conf = {
+            "bootstrap.servers": self.bootstrap_servers or "",
+            "enable.idempotence": "true",
+            "acks": "all",
+            # The Java client hashes keys with murmur2; librdkafka's murmur2_random matches it for keyed records.
+            "partitioner": "murmur2_random",
+            "linger.ms": "5",
+            "compression.type": "none",
+            "queue.buffering.max.messages": "200000",
+        }
+        conf.update(self.kafka)
+        return conf
+
+
+def _flatten(obj: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in obj.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, Mapping):
+            out.update(_flatten(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def _stringify(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    """Java .properties: key=value or key: value, # and ! comments, trailing backslash continues."""
+    out: dict[str, str] = {}
+    pending = ""
+    for raw in text.splitlines():
+        line = pending + raw.strip()
+        pending = ""
+        if not line or line[0] in "#!":
+            continue
+        if line.endswith("\\") and not line.endswith("\\\\"):
+            pending = line[:-1]
+            continue
+        m = re.match(r"([^=:\s]+)\s*[=:\s]\s*(.*)$", line)
+        if not m:
+            out[line] = ""
+            continue
+        out[m.group(1)] = m.group(2)
+    return out
+
+
+def read_config_file(path: str | Path) -> dict[str, str]:
+    """Read a config file into flat `property -> string` form. Raises ConfigError on malformed input."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {p}: {exc.strerror}") from None
+    suffix = p.suffix.lower()
+    try:
+        if suffix == ".properties":
+            return parse_properties(text)
+        if suffix in (".yaml", ".yml"):
+            import yaml
+
+            data = yaml.safe_load(text) or {}
+        else:
+            data = json.loads(text)
+    except (ValueError, Exception) as exc:  # yaml.YAMLError subclasses Exception
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ConfigError(f"malformed config file {p}: {first}") from None
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"malformed config file {p}: expected an object of properties")
+    if "config" in data and isinstance(data["config"], Mapping):  # Kafka Connect connector JSON
+        flat = _flatten(data["config"])
+        if "name" in data and "name" not in flat:
+            flat["name"] = data["name"]
+    else:
+        flat = _flatten(data)
+    return {k: _stringify(v) for k, v in flat.items() if v is not None}
+
+
+def env_overrides(environ: Mapping[str, str]) -> dict[str, str]:
+    out = {}
+    for k, v in environ.items():
+        if k.startswith(ENV_PREFIX) and k not in ("PGCDC_PG_BINDIR", "PGCDC_TANSU_BIN", "PGCDC_LOG_LEVEL"):
+            out[k[len(ENV_PREFIX):].lower().replace("_", ".")] = v
+    return out
+
+
+def build_config(props: Mapping[str, str]) -> ConnectorConfig:
+    """Validate flat properties. Unknown names are errors (with a suggestion); known-but-inert ones warn."""
+    fields: dict[str, Any] = {}
+    kafka: dict[str, str] = {}
+    ignored: list[str] = []
+    aliases = {f.alias: name for name, f in ConnectorConfig.model_fields.items() if f.alias}
+    for key, value in props.items():
+        if key in aliases:
+            fields[key] = value
+        elif key == "kafka.bootstrap.servers":
+            fields.setdefault("bootstrap.servers", value)
+        elif key.startswith(PASSTHROUGH_PREFIXES):
+            kafka[key.split(".", 1)[1] if not key.startswith("producer.override.") else key[18:]] = value
+        elif key in ("transforms",) or key.startswith("transforms."):
+            raise ConfigError(f"{key}: single message transforms are not supported; pgcdc emits the raw envelope")
+        elif key in ACCEPTED_NOT_IMPLEMENTED or key.startswith(ACCEPTED_PREFIXES):
+            ignored.append(key)
+        elif key == "database.server.name":
+            raise ConfigError("database.server.name was replaced by topic.prefix in Debezium 2.0; set topic.prefix")
+        else:
+            hint = difflib.get_close_matches(key, [*aliases, *ACCEPTED_NOT_IMPLEMENTED], n=1)
+            raise ConfigError(f"unknown property {key!r}" + (f" (did you mean {hint[0]!r}?)" if hint else ""))
+    if ignored:
+        log.warning("accepted but not acted on by pgcdc: %s", ", ".join(sorted(ignored)))
+    fields["kafka"] = kafka
+    try:
+        return ConnectorConfig.model_validate(fields)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(x) for x in err["loc"]) or "config"
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "missing":
+            raise ConfigError(f"{loc}: required property is missing") from None
+        shown = "" if "password" in loc else f" (got {err.get('input')!r})" if err["type"] != "value_error" else ""
+        raise ConfigError(f"{loc}: {msg}{shown}") from None
+
+
+def load_config(path: str | Path | None, environ: Mapping[str, str] | None = None,
+                extra: Mapping[str, str] | None = None) -> ConnectorConfig:
+    props: dict[str, str] = read_config_file(path) if path else {}
+    props.update(env_overrides(os.environ if environ is None else environ))
+    props.update(extra or {})
+    return build_config(props)

@@ -1,0 +1,77 @@
+"""Numbers as Kafka Connect's JsonConverter (Jackson) writes them after Debezium converts them.
+
+Doubles and floats are written with Java's Double/Float.toString, e.g. `1.0E20`, `1.0E-5`, `100.0`. PostgreSQL
+12+ prints float4/float8 in shortest round-trip form, which is the digit string Java's toString also
+chooses, so we only re-layout the digits; no binary float conversion is needed.
+"""
+
+from __future__ import annotations
+
+import base64
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+import orjson
+
+NAN = orjson.Fragment(b'"NaN"')
+POS_INF = orjson.Fragment(b'"Infinity"')
+NEG_INF = orjson.Fragment(b'"-Infinity"')
+_SPECIAL = {"NaN": NAN, "Infinity": POS_INF, "-Infinity": NEG_INF, "inf": POS_INF, "-inf": NEG_INF, "nan": NAN}
+
+
+def java_double_text(text: str) -> str:
+    """Lay out a decimal number string the way Java's Double.toString does."""
+    d = Decimal(text)
+    sign, digits, exp = d.as_tuple()
+    assert isinstance(exp, int)
+    ds = "".join(map(str, digits)).lstrip("0")
+    minus = "-" if sign else ""
+    if not ds:
+        return minus + "0.0"
+    stripped = ds.rstrip("0")
+    exp += len(ds) - len(stripped)
+    ds = stripped
+    sci = len(ds) + exp - 1  # exponent of the leading digit
+    if -3 <= sci < 7:
+        if sci >= 0:
+            int_part = ds[: sci + 1].ljust(sci + 1, "0")
+            frac = ds[sci + 1:] or "0"
+        else:
+            int_part = "0"
+            frac = "0" * (-sci - 1) + ds
+        return f"{minus}{int_part}.{frac}"
+    return f"{minus}{ds[0]}.{ds[1:] or '0'}E{sci}"
+
+
+def java_double(text: str) -> Any:
+    special = _SPECIAL.get(text)
+    if special is not None:
+        return special
+    return orjson.Fragment(java_double_text(text).encode())
+
+
+def python_float_to_java(value: float) -> Any:
+    if value != value:
+        return NAN
+    if value in (float("inf"), float("-inf")):
+        return POS_INF if value > 0 else NEG_INF
+    return orjson.Fragment(java_double_text(repr(value)).encode())
+
+
+def decimal_bytes(unscaled: int) -> str:
+    """Base64 of Java BigInteger.toByteArray(): minimal big-endian two's complement."""
+    length = (unscaled + (unscaled < 0)).bit_length() // 8 + 1
+    return base64.b64encode(unscaled.to_bytes(length, "big", signed=True)).decode()
+
+
+def parse_numeric(text: str) -> Decimal | None:
+    """A PostgreSQL numeric literal; None for NaN and infinities, which Connect decimals cannot carry."""
+    try:
+        d = Decimal(text)
+    except InvalidOperation:
+        raise ValueError(f"not a numeric literal: {text!r}") from None
+    return d if d.is_finite() else None
+
+
+def unscaled(d: Decimal, scale: int) -> int:
+    return int(d.scaleb(scale).to_integral_value())

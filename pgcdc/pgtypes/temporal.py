@@ -1,0 +1,111 @@
+"""Dates and times from PostgreSQL's ISO text output (DateStyle ISO) to Debezium's encodings.
+
+Debezium (time.precision.mode=adaptive) sends date as days since the epoch, time and timestamp as milli- or
+microseconds depending on the column's precision, and timestamptz as an ISO-8601 string in UTC
+(io.debezium.time.ZonedTimestamp).
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta, timezone
+
+EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
+EPOCH = datetime(1970, 1, 1)
+EPOCH_TZ = datetime(1970, 1, 1, tzinfo=timezone.utc)
+ONE_US = timedelta(microseconds=1)
+US_PER_DAY = 86_400_000_000
+
+
+def _bc(text: str) -> tuple[str, bool]:
+    return (text[:-3], True) if text.endswith(" BC") else (text, False)
+
+
+def _date_ordinal(text: str) -> int:
+    """Proleptic Gregorian ordinal (date.toordinal() numbering) of 'YYYY-MM-DD[ BC]', any year."""
+    body, bc = _bc(text)
+    y, m, d = body.split("-")
+    year = int(y)
+    if bc:
+        year = 1 - year  # 1 BC is astronomical year 0
+    if 1 <= year <= 9999:
+        return date(year, int(m), int(d)).toordinal()
+    # Outside Python's range: shift by whole 400-year Gregorian cycles (146097 days each).
+    cycles, rem = divmod(year - 1, 400)
+    return date(rem + 1, int(m), int(d)).toordinal() + cycles * 146_097
+
+
+def date_days(text: str) -> int:
+    """Days since 1970-01-01."""
+    return _date_ordinal(text) - EPOCH_ORDINAL
+
+
+def time_us(text: str) -> int:
+    """Microseconds of the day for 'HH:MM:SS[.ffffff]' (24:00:00 is allowed)."""
+    hh, mm, rest = text.split(":", 2)
+    if "." in rest:
+        ss, frac = rest.split(".", 1)
+        us = int(frac.ljust(6, "0")[:6])
+    else:
+        ss, us = rest, 0
+    return ((int(hh) * 60 + int(mm)) * 60 + int(ss)) * 1_000_000 + us
+
+
+def _split_ts(text: str) -> tuple[str, str]:
+    d, t = text.split(" ", 1)
+    return d, t
+
+
+def timestamp_us(text: str) -> int:
+    """Microseconds since the epoch for a `timestamp without time zone` literal."""
+    body, bc = _bc(text)
+    if not bc and len(body) >= 19 and body[4] == "-":
+        try:
+            return (datetime.fromisoformat(body) - EPOCH) // ONE_US
+        except ValueError:
+            pass
+    d, t = _split_ts(body)
+    days = date_days(d + (" BC" if bc else ""))
+    return days * US_PER_DAY + time_us(t)
+
+
+def _offset_seconds(tz: str) -> int:
+    sign = -1 if tz[0] == "-" else 1
+    parts = [int(p) for p in tz[1:].split(":")]
+    parts += [0] * (3 - len(parts))
+    return sign * (parts[0] * 3600 + parts[1] * 60 + parts[2])
+
+
+def timestamptz_us(text: str) -> int:
+    """Microseconds since the epoch (UTC) for a `timestamp with time zone` literal."""
+    body, bc = _bc(text)
+    if not bc and len(body) >= 22 and body[4] == "-":
+        try:
+            return (datetime.fromisoformat(body) - EPOCH_TZ) // ONE_US
+        except ValueError:
+            pass
+    # The zone is the last '+' or '-' after the time part.
+    d, t = _split_ts(body)
+    cut = max(t.rfind("+"), t.rfind("-"))
+    local = date_days(d + (" BC" if bc else "")) * US_PER_DAY + time_us(t[:cut])
+    return local - _offset_seconds(t[cut:]) * 1_000_000
+
+
+def iso_utc(us: int) -> str:
+    """Debezium's ZonedTimestamp text: ISO-8601 in UTC, fraction without trailing zeros, 'Z'."""
+    days, rest = divmod(us, US_PER_DAY)
+    d = date.fromordinal(days + EPOCH_ORDINAL) if 1 <= days + EPOCH_ORDINAL <= 3_652_059 else None
+    secs, micros = divmod(rest, 1_000_000)
+    hh, rem = divmod(secs, 3600)
+    mm, ss = divmod(rem, 60)
+    frac = f".{micros:06d}".rstrip("0") if micros else ""
+    ds = d.isoformat() if d else _far_date(days)
+    return f"{ds}T{hh:02d}:{mm:02d}:{ss:02d}{frac}Z"
+
+
+def _far_date(days: int) -> str:
+    ordinal = days + EPOCH_ORDINAL
+    cycles, rem = divmod(ordinal - 1, 146_097)
+    d = date.fromordinal(rem + 1)
+    year = d.year + cycles * 400
+    ys = f"{year:04d}" if 0 <= year <= 9999 else f"{year:+05d}"
+    return f"{ys}-{d.month:02d}-{d.day:02d}"

@@ -1,0 +1,64 @@
+"""Debezium / Kafka Connect property names that pgcdc recognises but does not act on (yet).
+
+A Kafka Connect connector JSON must work unchanged as pgcdc config, so every property Debezium's PostgreSQL
+connector (3.x) or the Connect framework accepts is known here. Names in this set are accepted with a
+warning; names in neither this set nor the config model are rejected as typos.
+"""
+
+from __future__ import annotations
+
+# Accepted and ignored with a warning: they tune behaviour pgcdc does not have yet or does differently.
+ACCEPTED_NOT_IMPLEMENTED: frozenset[str] = frozenset(
+    """
+    snapshot.lock.timeout.ms snapshot.fetch.size snapshot.max.threads snapshot.delay.ms
+    snapshot.include.collection.list snapshot.select.statement.overrides snapshot.isolation.mode
+    snapshot.locking.mode snapshot.query.mode snapshot.custom.class snapshot.mode.custom.name
+    snapshot.mode.configuration.based.snapshot.data snapshot.mode.configuration.based.snapshot.schema
+    snapshot.mode.configuration.based.start.stream snapshot.mode.configuration.based.snapshot.on.schema.error
+    snapshot.mode.configuration.based.snapshot.on.data.error snapshot.tables.order.by.row.count
+    incremental.snapshot.chunk.size incremental.snapshot.allow.schema.changes incremental.snapshot.watermarking.strategy
+    read.only signal.data.collection signal.enabled.channels signal.kafka.topic signal.kafka.bootstrap.servers
+    signal.kafka.groupId signal.poll.interval.ms signal.file
+    heartbeat.action.query topic.heartbeat.prefix heartbeat.topics.prefix
+    column.mask.hash.v2 column.propagate.source.type datatype.propagate.source.type
+    money.fraction.digits hstore.handling.mode interval.handling.mode include.unknown.datatypes
+    schema.refresh.mode schema.name.adjustment.mode field.name.adjustment.mode sanitize.field.names
+    slot.stream.params slot.max.retries slot.retry.delay.ms slot.failover lsn.flush.mode flush.lsn.source
+    xmin.fetch.interval.ms database.initial.statements database.tcpKeepAlive database.connectTimeoutMs
+    database.sslfactory database.sslpassword
+    max.queue.size max.queue.size.in.bytes max.batch.size poll.interval.ms
+    event.processing.failure.handling.mode errors.max.retries retriable.restart.connector.wait.ms
+    errors.retry.timeout errors.retry.delay.max.ms errors.tolerance errors.log.enable errors.log.include.messages
+    errors.deadletterqueue.topic.name errors.deadletterqueue.context.headers.enable
+    custom.metric.tags notification.enabled.channels notification.sink.topic.name
+    topic.naming.strategy topic.delimiter topic.cache.size topic.transaction
+    topic.creation.enable topic.creation.default.replication.factor topic.creation.default.partitions
+    topic.creation.default.cleanup.policy topic.creation.default.compression.type topic.creation.groups
+    offset.flush.timeout.ms
+    converters
+    column.include.list column.exclude.list message.prefix.include.list message.prefix.exclude.list
+    provide.transaction.metadata.enable post.processors
+    predicates publication.name.prefix replica.identity.autoset.values
+    header.converter.schemas.enable schema.history.internal
+    internal.key.converter internal.value.converter value.converter.replace.null.with.default
+    """.split()
+)
+
+# Prefixes of families of properties (per-column, per-table or per-client settings).
+ACCEPTED_PREFIXES: tuple[str, ...] = (
+    "column.mask.",
+    "column.truncate.to.",
+    "snapshot.select.statement.overrides.",
+    "topic.creation.",
+    "notification.",
+    "signal.",
+    "errors.",
+    "consumer.override.",
+    "admin.override.",
+    "key.converter.",
+    "value.converter.",
+    "header.converter.",
+    "custom.metric.",
+    "predicates.",
+    "post.processors.",
+)

@@ -1,0 +1,48 @@
+"""Shared fixtures. Tiers come from the folder: unit/, integration/, conformance/, slow/.
+
+Fixtures start real servers (a throwaway PostgreSQL cluster, a Tansu broker); when one cannot start, the
+test fails with the reason. Nothing that could run is mocked.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from pgcdc.local import PostgresCluster, TansuBroker
+
+TIERS = ("unit", "integration", "conformance", "slow")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        parts = Path(str(item.fspath)).parts
+        for tier in TIERS:
+            if tier in parts:
+                item.add_marker(getattr(pytest.mark, tier))
+
+
+@pytest.fixture(scope="session")
+def pg() -> Iterator[PostgresCluster]:
+    with PostgresCluster() as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="session")
+def broker() -> Iterator[TansuBroker]:
+    with TansuBroker() as b:
+        yield b
+
+
+@pytest.fixture
+def dbname(pg: PostgresCluster) -> Iterator[str]:
+    """A fresh database per test; its slots are dropped afterwards."""
+    name = f"t_{uuid.uuid4().hex[:10]}"
+    pg.create_database(name)
+    yield name
+    pg.execute(f"SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
+               f"WHERE database = '{name}' AND NOT active")
+    pg.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -1,0 +1,129 @@
+"""Config loading and validation: every bad input gives one line naming the property."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pgcdc.config import build_config, env_overrides, load_config, parse_properties, read_config_file
+from pgcdc.errors import ConfigError
+
+BASE = {"topic.prefix": "dbserver1", "database.hostname": "127.0.0.1", "database.user": "u",
+        "database.dbname": "inventory", "bootstrap.servers": "127.0.0.1:9092"}
+
+
+def test_defaults_are_debeziums() -> None:
+    c = build_config(BASE)
+    assert (c.slot_name, c.publication_name, c.publication_autocreate_mode) == ("debezium", "dbz_publication",
+                                                                               "all_tables")
+    assert c.skipped_operations == frozenset({"t"})
+    assert c.tombstones_on_delete and not c.provide_transaction_metadata
+    assert (c.decimal_handling_mode, c.time_precision_mode, c.snapshot_mode) == ("precise", "adaptive", "initial")
+    assert c.database_port == 5432 and c.status_update_interval_ms == 10_000
+
+
+def test_connect_json_works_unchanged(tmp_path) -> None:
+    connector = {"name": "inventory-connector", "config": {
+        "connector.class": "io.debezium.connector.postgresql.PostgresConnector", "tasks.max": "1",
+        "plugin.name": "pgoutput", "database.port": 5432, "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter.schemas.enable": False, "kafka.acks": "all", "producer.override.linger.ms": "20",
+        "heartbeat.interval.ms": "10000", "snapshot.fetch.size": "1000", **BASE}}
+    p = tmp_path / "c.json"
+    p.write_text(json.dumps(connector))
+    c = load_config(p, environ={})
+    assert c.name == "inventory-connector"
+    assert c.value_converter_schemas_enable is False and c.key_converter_schemas_enable is True
+    assert c.kafka == {"acks": "all", "linger.ms": "20"}
+    assert c.producer_config()["linger.ms"] == "20"
+
+
+def test_properties_and_yaml_and_env(tmp_path) -> None:
+    props = tmp_path / "c.properties"
+    props.write_text("# comment\n" + "\n".join(f"{k}={v}" for k, v in BASE.items()) + "\nslot.name = s1\n")
+    assert load_config(props, environ={}).slot_name == "s1"
+    y = tmp_path / "c.yaml"
+    y.write_text("topic:\n  prefix: p\ndatabase:\n  hostname: h\n  user: u\n  dbname: d\n  port: 5433\n"
+                 "bootstrap.servers: b:1\n")
+    c = load_config(y, environ={"PGCDC_SLOT_NAME": "from_env", "PGCDC_DATABASE_PORT": "6000"})
+    assert (c.topic_prefix, c.database_port, c.slot_name) == ("p", 6000, "from_env")
+
+
+def test_parse_properties_continuations() -> None:
+    assert parse_properties("a=1\nb : 2\nc=x\\\n  y\n! bang\n") == {"a": "1", "b": "2", "c": "xy"}
+
+
+def test_env_overrides_ignore_tool_variables() -> None:
+    assert env_overrides({"PGCDC_TOPIC_PREFIX": "x", "PGCDC_PG_BINDIR": "/b", "HOME": "/"}) == {"topic.prefix": "x"}
+
+
+@pytest.mark.parametrize(("override", "message"), [
+    ({"topic.prefx": "x"}, "unknown property 'topic.prefx' (did you mean 'topic.prefix'?)"),
+    ({"snapshot.mode": "sometimes"}, "snapshot.mode: Input should be"),
+    ({"database.port": "-1"}, "database.port: Input should be greater than 0"),
+    ({"database.port": "abc"}, "database.port: Input should be a valid integer"),
+    ({"skipped.operations": "c,x"}, "skipped.operations: unknown operation(s) x"),
+    ({"table.include.list": "public.(a"}, "table.include.list: bad regular expression"),
+    ({"slot.name": "Bad-Slot"}, "slot.name: String should match pattern"),
+    ({"plugin.name": "decoderbufs"}, "plugin.name: Input should be 'pgoutput'"),
+    ({"connector.class": "io.debezium.connector.mysql.MySqlConnector"}, "connector.class: must be"),
+    ({"tasks.max": "2"}, "tasks.max: Input should be less than or equal to 1"),
+    ({"database.server.name": "x"}, "database.server.name was replaced by topic.prefix"),
+    ({"transforms": "unwrap"}, "transforms: single message transforms are not supported"),
+    ({"value.converter": "io.confluent.connect.avro.AvroConverter"}, "value.converter: only"),
+    ({"offset.storage": "com.example.Store"}, "offset.storage: unsupported offset store"),
+    ({"offset.storage": "file"}, "offset.storage.file.filename is required"),
+    ({"publication.autocreate.mode": "filtered"}, "needs table.include.list or schema.include.list"),
+    ({"tombstones.on.delete": "maybe"}, "tombstones.on.delete: Input should be a valid boolean"),
+])
+def test_bad_values_name_the_property(override: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigError) as exc:
+        build_config({**BASE, **override})
+    assert message in str(exc.value)
+    assert "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize("missing", ["topic.prefix", "database.hostname", "database.user", "database.dbname"])
+def test_missing_required(missing: str) -> None:
+    props = {k: v for k, v in BASE.items() if k != missing}
+    with pytest.raises(ConfigError, match=f"^{missing}: required property is missing$"):
+        build_config(props)
+
+
+def test_kafka_sink_needs_bootstrap() -> None:
+    props = {k: v for k, v in BASE.items() if k != "bootstrap.servers"}
+    with pytest.raises(ConfigError, match="bootstrap.servers"):
+        build_config(props)
+    assert build_config({**props, "sink.type": "file", "offset.storage": "memory"}).sink_type == "file"
+    assert build_config({**props, "kafka.bootstrap.servers": "k:1"}).bootstrap_servers == "k:1"
+
+
+@pytest.mark.parametrize("text", ["{not json", "[1, 2]", "config: [unclosed"])
+def test_malformed_files(tmp_path, text: str) -> None:
+    p = tmp_path / ("c.yaml" if text.startswith("config") else "c.json")
+    p.write_text(text)
+    with pytest.raises(ConfigError, match="malformed config file"):
+        read_config_file(p)
+
+
+def test_missing_file() -> None:
+    with pytest.raises(ConfigError, match="cannot read config file"):
+        read_config_file("/nonexistent/pgcdc.json")
+
+
+def test_password_never_echoed() -> None:
+    with pytest.raises(ConfigError) as exc:
+        build_config({**BASE, "database.password": ["secret-value"]})  # type: ignore[dict-item]
+    assert "secret-value" not in str(exc.value)
+
+
+@pytest.mark.parametrize(("props", "table", "captured"), [
+    ({}, ("public", "t"), True),
+    ({"table.include.list": "public\\.a.*"}, ("public", "abc"), True),
+    ({"table.include.list": "public\\.a.*"}, ("public", "b"), False),
+    ({"table.exclude.list": "public\\.secret"}, ("public", "secret"), False),
+    ({"schema.include.list": "app"}, ("public", "t"), False),
+    ({"schema.exclude.list": "audit"}, ("audit", "log"), False),
+])
+def test_filters(props: dict[str, str], table: tuple[str, str], captured: bool) -> None:
+    assert build_config({**BASE, **props}).captures(*table) is captured

@@ -1,0 +1,81 @@
+"""Value conversion helpers: text in, Debezium JSON value out."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from pgcdc.pgtypes.arrays import parse_array
+from pgcdc.pgtypes.numbers import decimal_bytes, java_double, java_double_text
+from pgcdc.pgtypes.temporal import date_days, iso_utc, time_us, timestamp_us, timestamptz_us
+
+
+@pytest.mark.parametrize(("pg", "java"), [
+    ("1", "1.0"), ("1.5", "1.5"), ("100", "100.0"), ("1e+20", "1.0E20"), ("1e-05", "1.0E-5"),
+    ("0.001", "0.001"), ("0.0001", "1.0E-4"), ("1234567", "1234567.0"), ("12345678", "1.2345678E7"),
+    ("-0", "-0.0"), ("0", "0.0"), ("-3.14", "-3.14"), ("1e-300", "1.0E-300"),
+    ("1.7976931348623157e+308", "1.7976931348623157E308"), ("123456.7", "123456.7"),
+])
+def test_java_double_layout(pg: str, java: str) -> None:
+    assert java_double_text(pg) == java
+
+
+@pytest.mark.parametrize(("pg", "json"), [("NaN", b'"NaN"'), ("Infinity", b'"Infinity"'),
+                                          ("-Infinity", b'"-Infinity"'), ("2.5", b"2.5")])
+def test_java_double_json(pg: str, json: bytes) -> None:
+    assert orjson.dumps(java_double(pg)) == json
+
+
+@pytest.mark.parametrize(("unscaled", "b64"), [
+    (0, "AA=="), (1, "AQ=="), (127, "fw=="), (128, "AIA="), (-1, "/w=="), (-128, "gA=="), (-129, "/38="),
+    (150, "AJY="), (256, "AQA="),
+])
+def test_decimal_bytes_match_java_biginteger(unscaled: int, b64: str) -> None:
+    assert decimal_bytes(unscaled) == b64
+
+
+@pytest.mark.parametrize(("text", "days"), [
+    ("1970-01-01", 0), ("1970-01-02", 1), ("1969-12-31", -1), ("2000-02-29", 11016),
+    ("0001-01-01 BC", -719528), ("10000-01-01", 2932897),
+])
+def test_date_days(text: str, days: int) -> None:
+    assert date_days(text) == days
+
+
+@pytest.mark.parametrize(("text", "us"), [
+    ("00:00:00", 0), ("12:34:56.789", 45296789000), ("23:59:59.999999", 86399999999), ("24:00:00", 86400000000),
+])
+def test_time_us(text: str, us: int) -> None:
+    assert time_us(text) == us
+
+
+@pytest.mark.parametrize(("text", "us"), [
+    ("1970-01-01 00:00:00", 0), ("2024-01-02 03:04:05.5", 1704164645500000),
+    ("1969-12-31 23:59:59.999999", -1), ("0001-01-01 00:00:00 BC", -62167219200000000),
+])
+def test_timestamp_us(text: str, us: int) -> None:
+    assert timestamp_us(text) == us
+
+
+@pytest.mark.parametrize(("text", "iso"), [
+    ("2024-01-02 03:04:05.123+01", "2024-01-02T02:04:05.123Z"),
+    ("2024-01-02 03:04:05.12+05:30", "2024-01-01T21:34:05.12Z"),
+    ("1970-01-01 00:00:00+00", "1970-01-01T00:00:00Z"),
+    ("2024-06-30 23:59:59.999999-07", "2024-07-01T06:59:59.999999Z"),
+])
+def test_timestamptz(text: str, iso: str) -> None:
+    assert iso_utc(timestamptz_us(text)) == iso
+
+
+@pytest.mark.parametrize(("text", "parsed"), [
+    ("{}", []), ("{1,2,NULL}", ["1", "2", None]), ('{"a b","c\\"d",""}', ["a b", 'c"d', ""]),
+    ("{{1,2},{3,4}}", [["1", "2"], ["3", "4"]]), ('{"NULL",NULL}', ["NULL", None]),
+    ("[0:1]={5,6}", ["5", "6"]),
+])
+def test_parse_array(text: str, parsed: list) -> None:
+    assert parse_array(text) == parsed
+
+
+def test_parse_array_malformed() -> None:
+    with pytest.raises(ValueError, match="malformed array literal"):
+        parse_array("{1,2")
