@@ -1,0 +1,235 @@
+"""From decoded pgoutput messages to Debezium records in the sink, transaction by transaction.
+
+pgoutput (without `streaming`) sends a transaction only after it committed, so records are emitted as the
+messages arrive; the position that may be stored and confirmed advances only at Commit, so a crash replays
+at most the transactions whose records were not yet acknowledged.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import time
+from typing import Any, Callable
+
+import orjson
+
+from pgcdc.capture.position import Position, ResumePoint
+from pgcdc.envelope import connect
+from pgcdc.envelope.source import (DEBEZIUM_VERSION, MESSAGE_KEY_SCHEMA, TX_KEY_SCHEMA, TX_VALUE_SCHEMA,
+                                   message_value_schema)
+from pgcdc.envelope.table import TableEvents
+from pgcdc.protocol import messages as m
+from pgcdc.sink import Sink
+
+log = logging.getLogger(__name__)
+
+PG_EPOCH_US = 946_684_800_000_000  # µs from 1970-01-01 to 2000-01-01, PostgreSQL's timestamp epoch
+
+TableLookup = Callable[[m.Relation], "TableEvents | None"]
+
+
+class ChangeCapture:
+    """Stateful handler: `handle(message, lsn)` per decoded message, in stream order."""
+
+    def __init__(self, *, sink: Sink, tables: TableLookup, topic_prefix: str, database: str,
+                 skipped_operations: frozenset[str], tombstones_on_delete: bool, transaction_metadata: bool,
+                 key_schemas: bool = True, value_schemas: bool = True, resume: ResumePoint | None = None,
+                 context_headers: list[tuple[str, bytes]] | None = None) -> None:
+        self.sink = sink
+        self.lookup = tables
+        self.prefix = topic_prefix
+        self.db = database
+        self.skip_c = "c" in skipped_operations
+        self.skip_u = "u" in skipped_operations
+        self.skip_d = "d" in skipped_operations
+        self.skip_t = "t" in skipped_operations
+        self.tombstones = tombstones_on_delete
+        self.tx_metadata = transaction_metadata
+        self.resume = resume
+        self.headers = context_headers or []
+        self.relations: dict[int, TableEvents | None] = {}
+        self.tx_topic = f"{topic_prefix}.transaction"
+        self.msg_topic = f"{topic_prefix}.message"
+        self.tx_key = connect.Wrapper(TX_KEY_SCHEMA, key_schemas)
+        self.tx_value = connect.Wrapper(TX_VALUE_SCHEMA, value_schemas)
+        self.msg_key = connect.Wrapper(MESSAGE_KEY_SCHEMA, key_schemas)
+        self.msg_value = connect.Wrapper(message_value_schema(), value_schemas)
+        # Transaction state.
+        self.xid = 0
+        self.final_lsn = 0
+        self.commit_us = 0
+        self.last_commit_lsn: int | None = None
+        self.skipping = False
+        self.total_order = 0
+        self.collection_order: dict[str, int] = {}
+        self.tx_id = ""
+        self.last_lsn = 0
+        self.position: Position | None = None  # last fully emitted transaction: what may be checkpointed
+        self.events = 0
+        self._dispatch: dict[type, Callable[[Any, int], None]] = {
+            m.Begin: self._begin, m.Commit: self._commit, m.Relation: self._relation,
+            m.Insert: self._insert, m.Update: self._update, m.Delete: self._delete,
+            m.Truncate: self._truncate, m.LogicalMessage: self._message, m.TypeMessage: _ignore,
+            m.Origin: _ignore,
+        }
+
+    def handle(self, msg: Any, lsn: int) -> None:
+        self._dispatch[type(msg)](msg, lsn)
+
+    # -- transaction boundaries -----------------------------------------------------------------------
+    def _begin(self, msg: m.Begin, lsn: int) -> None:
+        self.xid = msg.xid
+        self.final_lsn = msg.final_lsn
+        self.commit_us = msg.commit_ts + PG_EPOCH_US
+        self.total_order = 0
+        self.collection_order = {}
+        self.tx_id = f"{msg.xid}:{msg.final_lsn}"
+        self.skipping = self.resume is not None and self.resume.skips_transaction(msg.final_lsn)
+
+    def _commit(self, msg: m.Commit, lsn: int) -> None:
+        if self.tx_metadata and self.total_order and not self.skipping:
+            self._emit_tx_end()
+        self.last_commit_lsn = msg.commit_lsn
+        self.position = Position(
+            end_lsn=msg.end_lsn, commit_lsn=msg.commit_lsn, last_lsn=self.last_lsn or msg.commit_lsn,
+            xid=self.xid, commit_us=self.commit_us,
+        )
+        if self.skipping:
+            log.info("skipped transaction %s committed at %X/%X: already in the stored offset",
+                     self.xid, msg.commit_lsn >> 32, msg.commit_lsn & 0xFFFFFFFF)
+        self.skipping = False
+        self.resume = None if self.resume and msg.commit_lsn >= self.resume.lsn_commit else self.resume
+
+    # -- schema ------------------------------------------------------------------------------------------
+    def _relation(self, msg: m.Relation, lsn: int) -> None:
+        self.relations[msg.oid] = self.lookup(msg)
+
+    # -- data --------------------------------------------------------------------------------------------
+    def _source(self, t: TableEvents, lsn: int) -> dict[str, Any]:
+        commit_us = self.commit_us
+        return {
+            "version": DEBEZIUM_VERSION, "connector": "postgresql", "name": self.prefix,
+            "ts_ms": commit_us // 1000, "snapshot": "false", "db": self.db,
+            "sequence": f'["{self.last_commit_lsn}","{lsn}"]' if self.last_commit_lsn is not None
+            else f'[null,"{lsn}"]',
+            "ts_us": commit_us, "ts_ns": commit_us * 1000, "schema": t.schema, "table": t.table,
+            "txId": self.xid, "lsn": lsn, "xmin": None,
+        }
+
+    def _tx_block(self, t: TableEvents) -> dict[str, Any] | None:
+        if not self.tx_metadata:
+            return None
+        if self.total_order == 0:
+            self._emit_tx_begin()
+        self.total_order += 1
+        coll = f"{t.schema}.{t.table}"
+        order = self.collection_order.get(coll, 0) + 1
+        self.collection_order[coll] = order
+        return {"id": self.tx_id, "total_order": self.total_order, "data_collection_order": order}
+
+    def _emit(self, t: TableEvents, op: str, before: Any, after: Any, key: bytes | None, lsn: int,
+              headers: list[tuple[str, bytes]] | None = None) -> None:
+        now_ns = time.time_ns()
+        payload = {
+            "before": before, "after": after, "source": self._source(t, lsn), "transaction": self._tx_block(t),
+            "op": op, "ts_ms": now_ns // 1_000_000, "ts_us": now_ns // 1000, "ts_ns": now_ns,
+        }
+        self.sink.send(t.topic, key, t.value(payload), headers + self.headers if headers else self.headers)
+        self.events += 1
+        self.last_lsn = lsn
+
+    def _table(self, oid: int, lsn: int) -> TableEvents | None:
+        if self.skipping or (self.resume is not None and self.resume.skips_event(self.final_lsn, lsn)):
+            return None
+        return self.relations.get(oid)
+
+    def _insert(self, msg: m.Insert, lsn: int) -> None:
+        t = self._table(msg.relation_oid, lsn)
+        if t is None or self.skip_c:
+            return
+        after = t.row(msg.new, lsn)
+        self._emit(t, "c", None, after, t.key(after), lsn)
+
+    def _update(self, msg: m.Update, lsn: int) -> None:
+        t = self._table(msg.relation_oid, lsn)
+        if t is None or self.skip_u:
+            return
+        after = t.row(msg.new, lsn)
+        before = t.row(msg.old, lsn) if msg.old is not None else None
+        if before is not None and t.has_key and t.key_payload(before) != t.key_payload(after):
+            self._key_change(t, before, after, lsn)
+            return
+        self._emit(t, "u", before if msg.old_kind == "O" else None, after, t.key(after), lsn)
+
+    def _key_change(self, t: TableEvents, before: dict[str, Any], after: dict[str, Any], lsn: int) -> None:
+        """A primary-key change is a delete of the old key (+ tombstone) and a create of the new one."""
+        old_key, new_key = t.key(before), t.key(after)
+        assert old_key is not None and new_key is not None
+        if not self.skip_d:
+            self._emit(t, "d", before, None, old_key, lsn, [("__debezium.newkey", new_key)])
+            if self.tombstones:
+                self.sink.send(t.topic, old_key, None, self.headers)
+        if not self.skip_c:
+            self._emit(t, "c", None, after, new_key, lsn, [("__debezium.oldkey", old_key)])
+
+    def _delete(self, msg: m.Delete, lsn: int) -> None:
+        t = self._table(msg.relation_oid, lsn)
+        if t is None or self.skip_d:
+            return
+        before = t.row(msg.old, lsn)
+        key = t.key(before)
+        self._emit(t, "d", before, None, key, lsn)
+        if self.tombstones:
+            self.sink.send(t.topic, key, None, self.headers)
+
+    def _truncate(self, msg: m.Truncate, lsn: int) -> None:
+        if self.skip_t:
+            return
+        for oid in msg.relation_oids:
+            t = self._table(oid, lsn)
+            if t is not None:
+                self._emit(t, "t", None, None, None, lsn)
+
+    def _message(self, msg: m.LogicalMessage, lsn: int) -> None:
+        if msg.transactional and (self.skipping or (
+                self.resume is not None and self.resume.skips_event(self.final_lsn, lsn))):
+            return
+        now_ns = time.time_ns()
+        commit_us = self.commit_us if msg.transactional else now_ns // 1000
+        source = {
+            "version": DEBEZIUM_VERSION, "connector": "postgresql", "name": self.prefix,
+            "ts_ms": commit_us // 1000, "snapshot": "false", "db": self.db,
+            "sequence": f'["{self.last_commit_lsn}","{lsn}"]' if self.last_commit_lsn is not None
+            else f'[null,"{lsn}"]',
+            "ts_us": commit_us, "ts_ns": commit_us * 1000, "schema": "", "table": "",
+            "txId": self.xid if msg.transactional else None, "lsn": lsn, "xmin": None,
+        }
+        value = {
+            "source": source, "op": "m", "ts_ms": now_ns // 1_000_000, "ts_us": now_ns // 1000, "ts_ns": now_ns,
+            "message": {"prefix": msg.prefix, "content": base64.b64encode(msg.content).decode()},
+        }
+        self.sink.send(self.msg_topic, self.msg_key({"prefix": msg.prefix}), self.msg_value(value), self.headers)
+        self.events += 1
+
+    # -- transaction metadata ---------------------------------------------------------------------------
+    def _emit_tx_begin(self) -> None:
+        value = {"status": "BEGIN", "id": self.tx_id, "event_count": None, "data_collections": None,
+                 "ts_ms": self.commit_us // 1000}
+        self.sink.send(self.tx_topic, self.tx_key({"id": self.tx_id}), self.tx_value(value), self.headers)
+
+    def _emit_tx_end(self) -> None:
+        value = {
+            "status": "END", "id": self.tx_id, "event_count": self.total_order,
+            "data_collections": [{"data_collection": k, "event_count": v} for k, v in self.collection_order.items()],
+            "ts_ms": self.commit_us // 1000,
+        }
+        self.sink.send(self.tx_topic, self.tx_key({"id": self.tx_id}), self.tx_value(value), self.headers)
+
+
+def _ignore(msg: Any, lsn: int) -> None:
+    pass
+
+
+def header_value(payload: Any, schema: dict[str, Any] | None = None) -> bytes:
+    return orjson.dumps({"schema": schema, "payload": payload}) if schema else orjson.dumps(payload)

@@ -1,0 +1,144 @@
+"""Per-table event building: schemas, topic and converters precomputed when a Relation arrives.
+
+The hot path (`row`, `key`, `value`) does one converter call per non-null value and one orjson.dumps per
+record; everything named, formatted or validated is done here in the constructor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from pgcdc.envelope import connect
+from pgcdc.envelope.source import SOURCE_SCHEMA, TRANSACTION_SCHEMA
+from pgcdc.errors import ConversionError
+from pgcdc.lsn import format_lsn
+from pgcdc.pgtypes import Converter, Modes, converter_for
+from pgcdc.protocol import UNCHANGED_TOAST
+
+
+@dataclass(frozen=True, slots=True)
+class EnvelopeSettings:
+    """The config values events depend on (a slice of ConnectorConfig, so envelope/ stays config-agnostic)."""
+
+    topic_prefix: str
+    modes: Modes
+    key_schemas: bool = True
+    value_schemas: bool = True
+    placeholder: str = "__debezium_unavailable_value"
+    message_key_columns: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnSpec:
+    name: str
+    type_name: str
+    base_type_name: str
+    type_modifier: int
+    not_null: bool
+
+
+def key_columns_override(spec: str, schema: str, table: str) -> tuple[str, ...] | None:
+    """message.key.columns: `<fully-qualified table regex>:<col>,<col>;…` (Debezium's syntax)."""
+    import re
+
+    for entry in filter(None, (e.strip() for e in spec.split(";"))):
+        pattern, _, cols = entry.rpartition(":")
+        if pattern and re.fullmatch(pattern, f"{schema}.{table}"):
+            return tuple(c.strip() for c in cols.split(",") if c.strip())
+    return None
+
+
+class TableEvents:
+    def __init__(self, schema: str, table: str, columns: Sequence[ColumnSpec], primary_key: Sequence[str],
+                 settings: EnvelopeSettings) -> None:
+        self.schema = schema
+        self.table = table
+        self.topic = f"{settings.topic_prefix}.{schema}.{table}"
+        self.names = tuple(c.name for c in columns)
+        converters: list[Converter] = []
+        for c in columns:
+            try:
+                converters.append(converter_for(c, settings.modes))
+            except ConversionError as exc:
+                raise ConversionError(f"table {schema}.{table}: {exc}") from None
+        self.converters = tuple(converters)
+        self.fns = tuple(c.fn for c in converters)
+        self.placeholders = tuple(self._placeholder(c, settings.placeholder) for c in converters)
+        self.type_names = tuple(c.type_name for c in columns)
+
+        key_cols = key_columns_override(settings.message_key_columns, schema, table) or tuple(primary_key)
+        missing = [k for k in key_cols if k not in self.names]
+        if missing:
+            raise ConversionError(f"message.key.columns: table {schema}.{table} has no column {missing[0]!r}")
+        self.key_index = tuple(self.names.index(k) for k in key_cols)
+        base = f"{settings.topic_prefix}.{schema}.{table}"
+        value_fields = [connect.field(c.name, conv.schema, not c.not_null) for c, conv in zip(columns, converters)]
+        row_schema = connect.struct(f"{base}.Value", value_fields, True)
+        if self.key_index:
+            key_fields = [connect.field(columns[i].name, converters[i].schema, not columns[i].not_null)
+                          for i in self.key_index]
+            key_schema: dict[str, Any] | None = connect.struct(f"{base}.Key", key_fields, False)
+        else:
+            key_schema = None
+        envelope = connect.struct(f"{base}.Envelope", [
+            connect.as_field("before", row_schema),
+            connect.as_field("after", row_schema),
+            connect.as_field("source", SOURCE_SCHEMA),
+            connect.as_field("transaction", TRANSACTION_SCHEMA),
+            {"type": "string", "optional": False, "field": "op"},
+            {"type": "int64", "optional": True, "field": "ts_ms"},
+            {"type": "int64", "optional": True, "field": "ts_us"},
+            {"type": "int64", "optional": True, "field": "ts_ns"},
+        ], False, version=2)
+        self.key_wrap = connect.Wrapper(key_schema, settings.key_schemas)
+        self.value_wrap = connect.Wrapper(envelope, settings.value_schemas)
+        self.has_key = bool(self.key_index)
+
+    @staticmethod
+    def _placeholder(conv: Converter, text: str) -> Any:
+        t = conv.schema["type"]
+        if t == "bytes":
+            import base64
+
+            return base64.b64encode(text.encode()).decode()
+        if t == "array":
+            return [text]
+        return text
+
+    def row(self, values: Sequence[Any], lsn: int) -> dict[str, Any]:
+        """Column name -> converted value for one pgoutput tuple."""
+        try:
+            return {
+                name: (None if v is None else ph if v is UNCHANGED_TOAST else v if fn is None else fn(v))
+                for name, fn, ph, v in zip(self.names, self.fns, self.placeholders, values)
+            }
+        except Exception as exc:  # find the column on the cold path, to name it in the error
+            raise self._conversion_error(values, lsn, exc) from None
+
+    def _conversion_error(self, values: Sequence[Any], lsn: int, exc: Exception) -> ConversionError:
+        for name, fn, type_name, v in zip(self.names, self.fns, self.type_names, values):
+            if fn is None or v is None or v is UNCHANGED_TOAST:
+                continue
+            try:
+                fn(v)
+            except Exception as inner:
+                return ConversionError(
+                    f"cannot convert {self.schema}.{self.table}.{name} ({type_name}) value {str(v)[:60]!r} "
+                    f"at LSN {format_lsn(lsn)}: {inner}")
+        return ConversionError(f"cannot convert a row of {self.schema}.{self.table} at LSN {format_lsn(lsn)}: {exc}")
+
+    def key_payload(self, row: dict[str, Any]) -> dict[str, Any]:
+        names = self.names
+        return {names[i]: row[names[i]] for i in self.key_index}
+
+    def key(self, row: dict[str, Any]) -> bytes | None:
+        if not self.key_index:
+            return None
+        return self.key_wrap(self.key_payload(row))
+
+    def value(self, payload: dict[str, Any]) -> bytes:
+        return self.value_wrap(payload)
+
+
+KeyFn = Callable[[dict[str, Any]], bytes | None]

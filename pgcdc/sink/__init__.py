@@ -1,0 +1,27 @@
+"""Sinks: where serialized records go. Kafka for production, a JSON-lines file for debugging and piping."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, Sequence
+
+Headers = Sequence[tuple[str, bytes]]
+
+
+class Sink(Protocol):
+    """`send` may buffer; `flush` returns only when every record sent so far is acknowledged."""
+
+    def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Headers | None = None) -> None: ...
+
+    def flush(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def make_sink(config: Any) -> Sink:
+    if config.sink_type == "file":
+        from pgcdc.sink.file import FileSink
+
+        return FileSink(config.sink_file_path)
+    from pgcdc.sink.kafka import KafkaSink
+
+    return KafkaSink(config.producer_config())

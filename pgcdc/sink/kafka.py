@@ -1,0 +1,70 @@
+"""Kafka through confluent-kafka: idempotent, acks=all, murmur2 keyed partitioning like the Java client.
+
+librdkafka delivers on its own threads; we only record failures in the delivery callback and raise them at
+the next flush, which is where the durability order (Kafka ack before offset) is enforced.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from confluent_kafka import KafkaException, Producer
+
+from pgcdc.errors import SinkError
+from pgcdc.sink import Headers
+
+log = logging.getLogger(__name__)
+
+
+class KafkaSink:
+    def __init__(self, producer_config: dict[str, str], *, flush_timeout_s: float = 120.0) -> None:
+        self.flush_timeout_s = flush_timeout_s
+        self._errors: list[Any] = []
+        self.sent = 0
+        try:
+            self._producer = Producer({**producer_config, "error_cb": self._on_error})
+        except KafkaException as exc:
+            raise SinkError(f"kafka: bad producer configuration: {exc.args[0]}") from None
+        self._check_reachable(producer_config.get("bootstrap.servers", ""))
+
+    def _check_reachable(self, servers: str) -> None:
+        try:
+            self._producer.list_topics(timeout=15)
+        except KafkaException as exc:
+            raise SinkError(f"bootstrap.servers: cannot reach Kafka at {servers}: {exc.args[0].str()}") from None
+
+    def _on_error(self, err: Any) -> None:
+        if err.fatal():
+            self._errors.append(err)
+        else:
+            log.debug("kafka: %s", err)
+
+    def _on_delivery(self, err: Any, msg: Any) -> None:
+        if err is not None:
+            self._errors.append(f"{msg.topic()}: {err.str()}")
+
+    def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Headers | None = None) -> None:
+        produce = self._producer.produce
+        while True:
+            try:
+                produce(topic, value, key, headers=headers, on_delivery=self._on_delivery)
+                break
+            except BufferError:
+                # librdkafka's queue is full: serve delivery reports until there is room (backpressure).
+                self._producer.poll(0.05)
+        self.sent += 1
+        if self.sent & 0x3FF == 0:
+            self._producer.poll(0)
+
+    def flush(self) -> None:
+        left = self._producer.flush(self.flush_timeout_s)
+        if self._errors:
+            first = self._errors[0]
+            self._errors.clear()
+            raise SinkError(f"kafka: record not acknowledged: {first}")
+        if left:
+            raise SinkError(f"kafka: {left} record(s) not acknowledged within {self.flush_timeout_s:.0f} s")
+
+    def close(self) -> None:
+        self._producer.flush(self.flush_timeout_s)

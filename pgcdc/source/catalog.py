@@ -1,0 +1,79 @@
+"""Table metadata pgoutput does not send: NOT NULL, defaults, primary key, type names.
+
+pgoutput's Relation message carries column names, type oids, typmods and the replica-identity key flag, but
+Debezium's schemas also need optionality, the primary key (the event key) and defaults. We read them from the
+catalog when a Relation message arrives (cold path), as Debezium refreshes its schema on Relation messages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import psycopg
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnInfo:
+    name: str
+    type_oid: int
+    type_modifier: int
+    type_name: str  # format_type(): e.g. "numeric(10,2)", "character varying(20)", "integer[]"
+    base_type_name: str  # pg_type.typname of the type (of the base type for domains), e.g. "int4", "_text"
+    not_null: bool
+    default: str | None  # the default expression as text
+    position: int
+
+
+@dataclass(frozen=True, slots=True)
+class TableInfo:
+    oid: int
+    schema: str
+    name: str
+    columns: tuple[ColumnInfo, ...]
+    primary_key: tuple[str, ...]
+    replica_identity: str
+
+
+_COLUMNS = """
+SELECT a.attname, a.atttypid, a.atttypmod, format_type(a.atttypid, a.atttypmod),
+       COALESCE(bt.typname, t.typname), a.attnotnull, pg_get_expr(d.adbin, d.adrelid), a.attnum
+FROM pg_attribute a
+JOIN pg_type t ON t.oid = a.atttypid
+LEFT JOIN pg_type bt ON t.typtype = 'd' AND bt.oid = t.typbasetype
+LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+WHERE a.attrelid = %s AND a.attnum > 0 AND NOT a.attisdropped
+ORDER BY a.attnum
+"""
+
+_TABLE = """
+SELECT n.nspname, c.relname, c.relreplident,
+       ARRAY(SELECT a.attname FROM pg_index i
+             JOIN LATERAL unnest(i.indkey) WITH ORDINALITY k(attnum, ord) ON true
+             JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+             WHERE i.indrelid = c.oid AND i.indisprimary ORDER BY k.ord)
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = %s
+"""
+
+
+class Catalog:
+    """Reads table metadata on its own regular connection."""
+
+    def __init__(self, conn: psycopg.Connection) -> None:
+        self.conn = conn
+
+    def table(self, oid: int) -> TableInfo | None:
+        row = self.conn.execute(_TABLE, (oid,)).fetchone()
+        if row is None:
+            return None
+        schema, name, ident, pk = row
+        cols = tuple(ColumnInfo(*r) for r in self.conn.execute(_COLUMNS, (oid,)).fetchall())
+        return TableInfo(oid, schema, name, cols, tuple(pk), ident)
+
+    def table_oid(self, schema: str, name: str) -> int | None:
+        row = self.conn.execute(
+            "SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = %s AND c.relname = %s", (schema, name)).fetchone()
+        return int(row[0]) if row else None
+
+    def close(self) -> None:
+        self.conn.close()

@@ -1,0 +1,76 @@
+"""Opening PostgreSQL connections, with libpq's failures turned into one-line SourceErrors."""
+
+from __future__ import annotations
+
+import psycopg
+
+from pgcdc.config import ConnectorConfig
+from pgcdc.errors import SourceError
+
+
+def connect(config: ConnectorConfig, *, replication: bool = False) -> psycopg.Connection:
+    """A regular (or `replication=database`) autocommit connection."""
+    params = config.libpq_params(replication=replication)
+    try:
+        return psycopg.connect(**params, autocommit=True)
+    except psycopg.OperationalError as exc:
+        raise SourceError(describe_connect_error(config, str(exc), replication)) from None
+
+
+def describe_connect_error(config: ConnectorConfig, text: str, replication: bool) -> str:
+    """Map libpq's multi-line error text to one line that names the setting to fix."""
+    where = f"{config.database_hostname}:{config.database_port}"
+    low = text.lower()
+    last = text.strip().splitlines()[-1].strip() if text.strip() else "unknown error"
+    # libpq prefixes "connection to server at … failed: "; keep only the server's reason.
+    reason = last.split("failed: ", 1)[-1]
+    if "password authentication failed" in low or "no password supplied" in low:
+        return f"database.password: authentication failed for user {config.database_user!r} at {where}"
+    if "could not translate host name" in low or "name or service not known" in low:
+        return f"database.hostname: unknown host {config.database_hostname!r}"
+    if "connection refused" in low or "timeout expired" in low or "no route to host" in low:
+        return f"database.hostname/database.port: cannot reach PostgreSQL at {where}: {reason}"
+    if "does not exist" in low and "database" in low:
+        return f"database.dbname: database {config.database_dbname!r} does not exist at {where}"
+    if replication and ("replication" in low or "walsender" in low) and (
+        "permission" in low or "must be superuser" in low or "no pg_hba.conf entry" in low
+    ):
+        return (f"database.user: {config.database_user!r} may not open a replication connection at {where} "
+                f"(needs the REPLICATION attribute and a pg_hba.conf replication entry): {reason}")
+    if "no pg_hba.conf entry" in low:
+        return f"database.user: pg_hba.conf has no entry for user {config.database_user!r} at {where}"
+    if "ssl" in low:
+        return f"database.sslmode: {reason}"
+    return f"cannot connect to PostgreSQL at {where}: {reason}"
+
+
+def check_server(conn: psycopg.Connection, config: ConnectorConfig) -> int:
+    """Checks that need a regular connection: wal_level and the REPLICATION privilege. Returns server_version_num."""
+    row = conn.execute(
+        "SELECT current_setting('wal_level'), current_setting('server_version_num')::int, "
+        "r.rolreplication OR r.rolsuper FROM pg_roles r WHERE r.rolname = current_user"
+    ).fetchone()
+    assert row is not None
+    wal_level, version, can_replicate = row
+    if wal_level != "logical":
+        raise SourceError(f"PostgreSQL wal_level is {wal_level!r}; set wal_level=logical and restart the server")
+    if not can_replicate:
+        raise SourceError(
+            f"database.user: role {config.database_user!r} lacks the REPLICATION attribute "
+            f"(ALTER ROLE {config.database_user} REPLICATION)"
+        )
+    if version < 100000:
+        raise SourceError(f"PostgreSQL {version // 10000} is too old: pgoutput needs PostgreSQL 10 or newer")
+    return int(version)
+
+
+def max_proto_version(server_version_num: int) -> int:
+    """pgoutput protocol versions: 1 up to PG13, 2 (streaming) on 14, 3 (two-phase) on 15, 4 (parallel) on 16+."""
+    major = server_version_num // 10000
+    if major >= 16:
+        return 4
+    if major == 15:
+        return 3
+    if major == 14:
+        return 2
+    return 1

@@ -1,0 +1,118 @@
+"""Publication and replication slot: look up, create per config, and undo what we created on failure.
+
+Order matters: the publication is created before the slot, because a publication created after a slot's
+restart point is invisible to that slot's decoding ("publication … does not exist" in the change callback).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import psycopg
+from psycopg import sql
+
+from pgcdc.config import ConnectorConfig
+from pgcdc.errors import SourceError
+from pgcdc.lsn import parse_lsn
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class SlotInfo:
+    name: str
+    created: bool
+    consistent_point: int  # for a new slot: where decoding starts; else the slot's confirmed_flush_lsn
+    snapshot_name: str | None  # exported snapshot (valid while the creating connection stays idle)
+
+
+def captured_tables(conn: psycopg.Connection, config: ConnectorConfig) -> list[tuple[str, str]]:
+    """Ordinary and partitioned tables the include/exclude lists select, in Debezium's (schema, table) order."""
+    rows = conn.execute(
+        "SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition "
+        "AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%' "
+        "AND n.nspname NOT LIKE 'pg_temp%' ORDER BY 1, 2"
+    ).fetchall()
+    return [(s, t) for s, t in rows if config.captures(s, t)]
+
+
+def ensure_publication(conn: psycopg.Connection, config: ConnectorConfig) -> bool:
+    """Make sure the publication exists as configured. Returns True if this call created it."""
+    name = config.publication_name
+    exists = conn.execute("SELECT 1 FROM pg_publication WHERE pubname = %s", (name,)).fetchone()
+    mode = config.publication_autocreate_mode
+    if mode == "disabled":
+        if not exists:
+            raise SourceError(
+                f"publication.name: publication {name!r} does not exist and publication.autocreate.mode=disabled"
+            )
+        return False
+    ident = sql.Identifier(name)
+    if mode == "filtered":
+        tables = captured_tables(conn, config)
+        if not tables:
+            raise SourceError("table.include.list/schema.include.list: no existing table matches the filters")
+        table_list = sql.SQL(", ").join(sql.Identifier(s, t) for s, t in tables)
+        verb = "ALTER PUBLICATION {} SET TABLE {}" if exists else "CREATE PUBLICATION {} FOR TABLE {}"
+        _run_ddl(conn, sql.SQL(verb).format(ident, table_list), "publication.name")
+        return not exists
+    if exists:
+        return False
+    stmt = "CREATE PUBLICATION {} FOR ALL TABLES" if mode == "all_tables" else "CREATE PUBLICATION {}"
+    _run_ddl(conn, sql.SQL(stmt).format(ident), "publication.name")
+    log.info("created publication %s (%s)", name, mode)
+    return True
+
+
+def _run_ddl(conn: psycopg.Connection, stmt: sql.Composed, setting: str) -> None:
+    try:
+        conn.execute(stmt)
+    except psycopg.errors.InsufficientPrivilege as exc:
+        raise SourceError(f"{setting}: {exc.diag.message_primary} (create the publication as a superuser, "
+                          "or grant the user ownership of the tables)") from None
+    except psycopg.Error as exc:
+        raise SourceError(f"{setting}: {exc.diag.message_primary or exc}") from None
+
+
+def drop_publication(conn: psycopg.Connection, name: str) -> None:
+    conn.execute(sql.SQL("DROP PUBLICATION IF EXISTS {}").format(sql.Identifier(name)))
+
+
+def find_slot(conn: psycopg.Connection, config: ConnectorConfig) -> tuple[int, bool] | None:
+    """(confirmed_flush_lsn, active) of the configured slot, or None. Checks plugin and database."""
+    row = conn.execute(
+        "SELECT plugin, database, confirmed_flush_lsn::text, active FROM pg_replication_slots "
+        "WHERE slot_name = %s",
+        (config.slot_name,),
+    ).fetchone()
+    if row is None:
+        return None
+    plugin, database, confirmed, active = row
+    if plugin != "pgoutput":
+        raise SourceError(f"slot.name: slot {config.slot_name!r} uses plugin {plugin!r}, not pgoutput")
+    if database != config.database_dbname:
+        raise SourceError(f"slot.name: slot {config.slot_name!r} belongs to database {database!r}, "
+                          f"not {config.database_dbname!r}")
+    return parse_lsn(confirmed or "0/0"), bool(active)
+
+
+def create_slot(repl: psycopg.Connection, config: ConnectorConfig, *, export_snapshot: bool) -> SlotInfo:
+    """CREATE_REPLICATION_SLOT on a replication connection. The pre-PG15 keyword syntax works on 10–18."""
+    option = "EXPORT_SNAPSHOT" if export_snapshot else "NOEXPORT_SNAPSHOT"
+    try:
+        row = repl.execute(
+            f"CREATE_REPLICATION_SLOT {config.slot_name} LOGICAL pgoutput {option}"  # slot.name is [a-z0-9_]
+        ).fetchone()
+    except psycopg.Error as exc:
+        raise SourceError(f"slot.name: cannot create slot {config.slot_name!r}: "
+                          f"{exc.diag.message_primary or exc}") from None
+    assert row is not None
+    log.info("created replication slot %s at %s", config.slot_name, row[1])
+    return SlotInfo(config.slot_name, True, parse_lsn(row[1]), row[2])
+
+
+def drop_slot(conn: psycopg.Connection, name: str) -> None:
+    conn.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = %s",
+                 (name,))

@@ -1,0 +1,116 @@
+"""Helpers for tests that run pgcdc against the real servers: a connector in a thread, Kafka readers."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Callable
+
+import orjson
+from confluent_kafka import Consumer, KafkaError, TopicPartition
+
+from pgcdc.config import ConnectorConfig, build_config
+from pgcdc.local import PostgresCluster
+from pgcdc.runner import Connector
+from pgcdc.sink.memory import MemorySink
+
+
+def make_config(pg: PostgresCluster, dbname: str, bootstrap: str | None = None, **props: str) -> ConnectorConfig:
+    base = {
+        "name": "test", "topic.prefix": "test", **pg.connection_properties(dbname),
+        "snapshot.mode": "no_data", "slot.name": f"slot_{dbname}", "publication.name": f"pub_{dbname}",
+        "offset.storage": "memory", "offset.flush.interval.ms": "200", "status.update.interval.ms": "1000",
+    }
+    if bootstrap:
+        base.update({"bootstrap.servers": bootstrap, "offset.storage.partitions": "1"})
+    else:
+        base["sink.type"] = "file"
+    base.update(props)
+    return build_config(base)
+
+
+class Running:
+    """`with Running(config, sink=MemorySink()) as r:` runs a Connector in a thread until the block ends."""
+
+    def __init__(self, config: ConnectorConfig, **kwargs: Any) -> None:
+        self.connector = Connector(config, **kwargs)
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        try:
+            self.connector.run()
+        except BaseException as exc:
+            self.error = exc
+            self.connector.ready.set()
+
+    def __enter__(self) -> Running:
+        self.thread.start()
+        if not self.connector.ready.wait(60) or self.error:
+            raise RuntimeError(f"connector did not start: {self.error!r}")
+        return self
+
+    def stop(self) -> None:
+        self.connector.stop()
+        self.thread.join(60)
+        if self.error:
+            raise self.error
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = 30, what: str = "condition",
+              show: Callable[[], Any] = lambda: None) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}; have: {show()!r}")
+
+
+def wait_records(sink: MemorySink, count: int, timeout: float = 30) -> list[dict[str, Any]]:
+    wait_for(lambda: len(sink.records) >= count, timeout, f"{count} records",
+             lambda: [(r["topic"], (r["value"] or {}).get("payload", {}).get("op")) for r in sink.records])
+    return sink.records
+
+
+def read_topic(bootstrap: str, topic: str, timeout: float = 20) -> list[dict[str, Any]]:
+    """Every record of a topic, read to the end of each partition, in the file sink's shape."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "pgcdc-test-reader",
+                         "enable.auto.commit": "false", "enable.partition.eof": "true"})
+    out: list[dict[str, Any]] = []
+    try:
+        md = consumer.list_topics(topic, timeout=timeout)
+        if topic not in md.topics or md.topics[topic].error:
+            return []
+        parts = sorted(md.topics[topic].partitions)
+        consumer.assign([TopicPartition(topic, p, 0) for p in parts])
+        remaining = set(parts)
+        deadline = time.monotonic() + timeout
+        while remaining and time.monotonic() < deadline:
+            msg = consumer.poll(1.0)
+            if msg is None:
+                continue
+            if msg.error():
+                if msg.error().code() == KafkaError._PARTITION_EOF:
+                    remaining.discard(msg.partition())
+                    continue
+                raise AssertionError(f"reading {topic}: {msg.error()}")
+            out.append({
+                "topic": msg.topic(), "partition": msg.partition(), "offset": msg.offset(),
+                "key": orjson.loads(msg.key()) if msg.key() else None,
+                "value": orjson.loads(msg.value()) if msg.value() else None,
+                "headers": [[k, orjson.loads(v)] for k, v in msg.headers() or []],
+            })
+        if remaining:
+            raise AssertionError(f"reading {topic}: no end of partitions {sorted(remaining)} in {timeout}s")
+    finally:
+        consumer.close()
+    return out
+
+
+def payload(record: dict[str, Any]) -> Any:
+    v = record["value"]
+    return v["payload"] if isinstance(v, dict) and "payload" in v else v
