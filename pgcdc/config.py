@@ -25,6 +25,8 @@ log = logging.getLogger(__name__)
 CONNECTOR_CLASS = "io.debezium.connector.postgresql.PostgresConnector"
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 ENV_PREFIX = "PGCDC_"
+# Variables of the tooling, not properties.
+RESERVED_ENV = frozenset({"PGCDC_PG_BINDIR", "PGCDC_TANSU_BIN", "PGCDC_LOG_LEVEL"})
 
 # Properties passed through verbatim to librdkafka (after stripping the prefix).
 PASSTHROUGH_PREFIXES = ("kafka.", "producer.override.", "producer.")
@@ -298,7 +300,7 @@ def read_config_file(path: str | Path) -> dict[str, str]:
 def env_overrides(environ: Mapping[str, str]) -> dict[str, str]:
     out = {}
     for k, v in environ.items():
-        if k.startswith(ENV_PREFIX) and k not in ("PGCDC_PG_BINDIR", "PGCDC_TANSU_BIN", "PGCDC_LOG_LEVEL"):
+        if k.startswith(ENV_PREFIX) and k not in RESERVED_ENV and not k.startswith("PGCDC_TEST_"):
             out[k[len(ENV_PREFIX):].lower().replace("_", ".")] = v
     return out
 

@@ -11,7 +11,7 @@ import os
 import signal
 from typing import Protocol
 
-from pgcdc.capture.position import Position
+from pgcdc.capture.position import Position, SnapshotDone
 from pgcdc.offsets import OffsetStore
 from pgcdc.sink import Sink
 
@@ -25,11 +25,11 @@ class Checkpointer:
         self.sink = sink
         self.offsets = offsets
         self.stream = stream
-        self.stored: Position | None = None
+        self.stored: Position | SnapshotDone | None = None
         # Fault injection for the crash tests: kill this process right after the named step.
         self._crash_after = os.environ.get("PGCDC_TEST_CRASH_AFTER", "")
 
-    def checkpoint(self, position: Position | None) -> None:
+    def checkpoint(self, position: Position | SnapshotDone | None) -> None:
         """Make `position` durable. A no-op if nothing new; raises (and stores nothing) if Kafka fails."""
         if position is None or position == self.stored:
             return

@@ -10,12 +10,15 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import psycopg
 
 from pgcdc.capture.changes import ChangeCapture
-from pgcdc.capture.position import ResumePoint
+from pgcdc.capture.position import ResumePoint, SnapshotDone
+from pgcdc.capture.snapshot import Snapshot
 from pgcdc.config import ConnectorConfig
 from pgcdc.durability import Checkpointer
 from pgcdc.envelope.table import ColumnSpec, EnvelopeSettings, TableEvents
@@ -44,13 +47,15 @@ class Connector:
     """One capture process. `run()` blocks until `stop()` (from a signal handler or another thread)."""
 
     def __init__(self, config: ConnectorConfig, *, sink: Sink | None = None,
-                 offsets: OffsetStore | None = None) -> None:
+                 offsets: OffsetStore | None = None, stop_at_lsn: int | None = None) -> None:
         self.config = config
+        self.stop_at_lsn = stop_at_lsn  # stop once a transaction ending at or after this LSN is emitted
         self._sink = sink
         self._offsets = offsets
         self._stop = threading.Event()
         self.stats = Stats()
         self.ready = threading.Event()  # set once streaming has started
+        self.capture: ChangeCapture | None = None
 
     def stop(self) -> None:
         self._stop.set()
@@ -90,85 +95,103 @@ class Connector:
 
     def run(self) -> Stats:
         c = self.config
-        conn = connect(c)
-        created_publication = False
-        created_slot = False
-        offsets = sink = None
-        repl = None
-        streaming = False
-        try:
-            version = check_server(conn, c)
-            offsets = self._offsets or make_offset_store(c)
-            stored = offsets.load()
-            sink = self._sink or make_sink(c)
-            created_publication = slots.ensure_publication(conn, c)
-            existing = slots.find_slot(conn, c)
-            if existing is not None and existing[1]:
-                raise SourceError(f"slot.name: slot {c.slot_name!r} is in use by another process")
-            repl = connect(c, replication=True)
-            if existing is None:
-                if c.snapshot_mode not in ("no_data", "never"):
-                    log.warning("snapshot.mode=%s: initial snapshots are not implemented yet; streaming only",
-                                c.snapshot_mode)
-                slots.create_slot(repl, c, export_snapshot=False)
-                created_slot = True
-            resume = ResumePoint.from_offset(stored) if stored else None
-            start_lsn = resume.start_lsn if resume else 0
-            if resume:
-                log.info("resuming from stored offset lsn=%s lsn_commit=%s", format_lsn(resume.lsn),
-                         format_lsn(resume.lsn_commit))
-            catalog = Catalog(connect(c))
-            stream = ReplicationStream(repl, status_interval_s=c.status_update_interval_ms / 1000)
-            options = {"proto_version": str(max_proto_version(version)), "publication_names": c.publication_name}
-            if version >= 140000:
-                options["messages"] = "true"
-            stream.start(c.slot_name, start_lsn, options)
-            streaming = True
-            self.ready.set()
-            capture = ChangeCapture(
-                sink=sink, tables=self._table_lookup(catalog, self._settings()), topic_prefix=c.topic_prefix,
-                database=c.database_dbname, skipped_operations=c.skipped_operations,
-                tombstones_on_delete=c.tombstones_on_delete, transaction_metadata=c.provide_transaction_metadata,
-                key_schemas=c.key_converter_schemas_enable, value_schemas=c.value_converter_schemas_enable,
-                resume=resume,
-            )
-            checkpointer = Checkpointer(sink, offsets, stream)
+        with ExitStack() as stack:
+            conn = connect(c)
+            stack.callback(conn.close)
+            undo = _Undo(conn, c)
             try:
-                self._loop(stream, capture, checkpointer)
-                checkpointer.checkpoint(capture.position)
-            finally:
-                catalog.close()
-            self.stats.events = capture.events
-            return self.stats
-        except BaseException:
-            if not streaming:
-                self._undo(conn, repl, created_slot, created_publication)
-            raise
-        finally:
-            if repl is not None:
-                repl.close()
-            if c.slot_drop_on_stop and streaming:
+                stream, capture, checkpointer = self._start(conn, stack, undo)
+            except BaseException:
+                undo.run()
+                raise
+            if stream is None:  # snapshot.mode=initial_only: done
+                return self.stats
+            self.capture = capture
+            self.ready.set()
+            self._loop(stream, capture, checkpointer)
+            checkpointer.checkpoint(capture.position)
+            self.stats.events += capture.events
+            if c.slot_drop_on_stop:
+                stream.close()
                 slots.drop_slot(conn, c.slot_name)
-            conn.close()
-            for closeable in (sink, offsets):
-                if closeable is not None:
-                    try:
-                        closeable.close()
-                    except PgcdcError as exc:
-                        log.warning("closing: %s", exc)
+        return self.stats
 
-    def _undo(self, conn: psycopg.Connection, repl: psycopg.Connection | None, created_slot: bool,
-              created_publication: bool) -> None:
-        """Start-up failed: drop what this run created, so a failed start leaves the database as it was."""
-        try:
-            if repl is not None:
-                repl.close()
-            if created_slot:
-                slots.drop_slot(conn, self.config.slot_name)
-            if created_publication:
-                slots.drop_publication(conn, self.config.publication_name)
-        except psycopg.Error as exc:
-            log.warning("could not undo start-up: %s", exc)
+    def _start(self, conn: psycopg.Connection, stack: ExitStack, undo: _Undo) -> tuple[Any, Any, Any]:
+        """Everything before the first XLogData frame. On failure, `undo` drops what was created."""
+        c = self.config
+        version = check_server(conn, c)
+        offsets = self._offsets or make_offset_store(c)
+        stack.callback(_close_quietly, offsets)
+        stored = offsets.load()
+        sink = self._sink or make_sink(c)
+        stack.callback(_close_quietly, sink)
+        undo.publication = slots.ensure_publication(conn, c)
+        existing = slots.find_slot(conn, c)
+        if existing is not None and existing[1]:
+            raise SourceError(f"slot.name: slot {c.slot_name!r} is in use by another process")
+        repl = connect(c, replication=True)
+        stream = ReplicationStream(repl, status_interval_s=c.status_update_interval_ms / 1000)
+        stack.callback(stream.close)
+        undo.stream = stream
+        catalog = Catalog(connect(c))
+        stack.callback(catalog.close)
+        tables = self._table_lookup(catalog, self._settings())
+        wants_snapshot = c.snapshot_mode not in ("no_data", "never") and (
+            existing is None or stored is None or c.snapshot_mode == "always")
+        if existing is None:
+            slot = slots.create_slot(repl, c, export_snapshot=wants_snapshot)
+            undo.slot = True
+        elif wants_snapshot:
+            log.warning("snapshot.mode=%s: slot %s already exists, so no consistent snapshot can be exported; "
+                        "streaming from the slot's position without a snapshot", c.snapshot_mode, c.slot_name)
+            wants_snapshot = False
+        if wants_snapshot:
+            stored = self._snapshot(conn, slot, sink, offsets, catalog, tables)
+            if c.snapshot_mode == "initial_only":
+                return None, None, None
+        resume = ResumePoint.from_offset(stored) if stored else None
+        if resume:
+            log.info("resuming from stored offset lsn=%s lsn_commit=%s", format_lsn(resume.lsn),
+                     format_lsn(resume.lsn_commit))
+        options = {"proto_version": str(max_proto_version(version)), "publication_names": c.publication_name}
+        if version >= 140000:
+            options["messages"] = "true"
+        stream.start(c.slot_name, resume.start_lsn if resume else 0, options)
+        capture = ChangeCapture(
+            sink=sink, tables=tables, topic_prefix=c.topic_prefix,
+            database=c.database_dbname, skipped_operations=c.skipped_operations,
+            tombstones_on_delete=c.tombstones_on_delete, transaction_metadata=c.provide_transaction_metadata,
+            key_schemas=c.key_converter_schemas_enable, value_schemas=c.value_converter_schemas_enable,
+            resume=resume,
+        )
+        return stream, capture, Checkpointer(sink, offsets, stream)
+
+    def _snapshot(self, conn: psycopg.Connection, slot: slots.SlotInfo, sink: Sink, offsets: OffsetStore,
+                  catalog: Catalog, tables: Callable[[m.Relation], TableEvents | None]) -> dict[str, Any]:
+        """Emit every captured table inside the slot's exported snapshot, then make that durable."""
+        c = self.config
+        wanted = slots.captured_tables(conn, c)
+        plan = []
+        for schema, table in wanted:
+            oid = catalog.table_oid(schema, table)
+            info = catalog.table(oid) if oid is not None else None
+            if info is None:
+                continue
+            rel = m.Relation(None, info.oid, schema, table, info.replica_identity, tuple(
+                m.Column(1 if col.name in info.primary_key else 0, col.name, col.type_oid, col.type_modifier)
+                for col in info.columns))
+            plan.append((schema, table, lambda rel=rel: tables(rel)))
+        snapshot = Snapshot(sink=sink, topic_prefix=c.topic_prefix, database=c.database_dbname,
+                            lsn=slot.consistent_point)
+        log.info("initial snapshot of %d table(s) at %s", len(plan), format_lsn(slot.consistent_point))
+        with connect(c) as snap_conn:
+            snap_conn.autocommit = True
+            xid = snapshot.run(snap_conn, slot.snapshot_name, plan)
+        done = SnapshotDone(slot.consistent_point, xid, time.time_ns() // 1000)
+        Checkpointer(sink, offsets, None).checkpoint(done)
+        self.stats.events += snapshot.events
+        log.info("initial snapshot done: %d records", snapshot.events)
+        return done.to_offset()
 
     def _loop(self, stream: ReplicationStream, capture: ChangeCapture, checkpointer: Checkpointer) -> None:
         decode = PgoutputDecoder().decode
@@ -177,6 +200,7 @@ class Connector:
         interval = self.config.offset_flush_interval_ms / 1000
         next_flush = time.monotonic() + interval
         stop = self._stop
+        stop_at = self.stop_at_lsn
         n = 0
         while not stop.is_set():
             frame = read(0.2)
@@ -185,7 +209,38 @@ class Connector:
                 n += 1
                 if n & 0xFF:
                     continue
+            if stop_at is not None and capture.position is not None and capture.position.end_lsn >= stop_at:
+                return
             now = time.monotonic()
             if now >= next_flush:
                 checkpointer.checkpoint(capture.position)
                 next_flush = now + interval
+
+
+class _Undo:
+    """What a failed start must drop so the database is left as it was."""
+
+    def __init__(self, conn: psycopg.Connection, config: ConnectorConfig) -> None:
+        self.conn = conn
+        self.config = config
+        self.slot = False
+        self.publication = False
+        self.stream: ReplicationStream | None = None
+
+    def run(self) -> None:
+        try:
+            if self.stream is not None:  # the walsender must let go of the slot before it can be dropped
+                self.stream.close()
+            if self.slot:
+                slots.drop_slot(self.conn, self.config.slot_name)
+            if self.publication:
+                slots.drop_publication(self.conn, self.config.publication_name)
+        except psycopg.Error as exc:
+            log.warning("could not undo start-up: %s", exc)
+
+
+def _close_quietly(closeable: Any) -> None:
+    try:
+        closeable.close()
+    except PgcdcError as exc:
+        log.warning("closing: %s", exc)

@@ -45,10 +45,12 @@ class ResumePoint:
     @classmethod
     def from_offset(cls, offset: dict[str, Any]) -> ResumePoint:
         lsn = int(offset.get("lsn") or 0)
-        commit = int(offset.get("lsn_commit") or lsn)
-        proc = int(offset.get("lsn_proc") or lsn)
-        complete = offset.get("messageType") == "COMMIT" or proc >= lsn and offset.get("messageType") is None
-        return cls(lsn=lsn, lsn_commit=commit, lsn_proc=proc, complete=complete)
+        if offset.get("lsn_commit") is None:
+            # After a snapshot: stream everything that commits at or after the consistent point.
+            return cls(lsn=lsn, lsn_commit=lsn, lsn_proc=0, complete=False)
+        commit = int(offset["lsn_commit"])
+        proc = int(offset.get("lsn_proc") or 0)
+        return cls(lsn=lsn, lsn_commit=commit, lsn_proc=proc, complete=offset.get("messageType") == "COMMIT")
 
     @property
     def start_lsn(self) -> int:
@@ -60,3 +62,16 @@ class ResumePoint:
 
     def skips_event(self, final_lsn: int, lsn: int) -> bool:
         return final_lsn == self.lsn_commit and lsn <= self.lsn_proc
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotDone:
+    """The position after a completed initial snapshot: stream from the slot's consistent point."""
+
+    end_lsn: int  # the consistent point
+    xid: int
+    ts_us: int
+
+    def to_offset(self) -> dict[str, Any]:
+        return {"last_snapshot_record": True, "lsn": self.end_lsn, "txId": self.xid, "ts_usec": self.ts_us,
+                "snapshot": "INITIAL", "snapshot_completed": True}

@@ -1,0 +1,66 @@
+"""Streaming replication COPY frames, sans-IO (PG docs, "Streaming Replication Protocol", START_REPLICATION).
+
+After START_REPLICATION the connection is in COPY_BOTH mode; every CopyData payload from the server is an
+XLogData ('w') or a Primary keepalive ('k'), and we answer with Standby status updates ('r').
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from pgcdc.errors import ProtocolError, UnsupportedMessage
+from pgcdc.protocol import _struct as s
+
+
+@dataclass(frozen=True, slots=True)
+class XLogData:
+    """'w': WAL data. For logical replication the payload is one output plugin message (one pgoutput message)."""
+
+    start_lsn: int  # where the data in this message starts in WAL
+    end_lsn: int  # the current end of WAL on the server
+    send_time: int  # server clock, microseconds since 2000-01-01
+    payload: memoryview
+
+
+@dataclass(frozen=True, slots=True)
+class PrimaryKeepalive:
+    """'k': the server's end of WAL; when reply_requested, answer at once or risk wal_sender_timeout."""
+
+    end_lsn: int
+    send_time: int
+    reply_requested: bool
+
+
+_XLOG_DATA_HEAD = 1 + s.XLOG_DATA.size  # 25 bytes before the payload
+_KEEPALIVE_SIZE = 1 + s.KEEPALIVE.size  # 18 bytes, nothing after
+
+
+def parse_copy_data(buf: bytes | memoryview) -> XLogData | PrimaryKeepalive:
+    """One CopyData payload from the server. The XLogData payload is a view into `buf` (no copy)."""
+    view = memoryview(buf)
+    size = len(view)
+    kind = view[:1].tobytes()
+    if kind == b"w":
+        if size < _XLOG_DATA_HEAD:
+            raise ProtocolError(f"XLogData frame truncated at offset {size}: header is {_XLOG_DATA_HEAD} bytes")
+        start, end, clock = s.XLOG_DATA.unpack_from(view, 1)
+        return XLogData(start, end, clock, view[_XLOG_DATA_HEAD:])
+    if kind == b"k":
+        if size != _KEEPALIVE_SIZE:
+            raise ProtocolError(f"Primary keepalive frame of {size} bytes at offset 0, expected {_KEEPALIVE_SIZE}")
+        end, clock, reply = s.KEEPALIVE.unpack_from(view, 1)
+        return PrimaryKeepalive(end, clock, reply == 1)
+    if size == 0:
+        raise ProtocolError("empty CopyData frame at offset 0")
+    raise UnsupportedMessage(f"unsupported replication CopyData frame type {kind!r} at offset 0 ({size} bytes)")
+
+
+def standby_status_update(written: int, flushed: int, applied: int, now_us_since_2000: int,
+                          reply: bool = False) -> bytes:
+    """'r': WAL positions received (written), durably handled (flushed) and applied; `reply` asks the
+    server to answer with a keepalive at once. The server may drop WAL and advance the slot up to `flushed`."""
+    try:
+        return s.STANDBY_STATUS.pack(b"r", written, flushed, applied, now_us_since_2000, 1 if reply else 0)
+    except struct.error as exc:
+        raise ValueError(f"standby status update out of range: {exc}") from None

@@ -1,0 +1,166 @@
+"""Streaming against a real PostgreSQL: every op, PK changes, TOAST, replica identity, metadata, messages."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import pytest
+
+from pgcdc.local import PostgresCluster
+from pgcdc.pgtypes.numbers import decimal_bytes
+from pgcdc.sink.memory import MemorySink
+from tests.harness import Running, make_config, payload, wait_records
+
+
+def ops(records: list[dict[str, Any]]) -> list[tuple[str, str | None]]:
+    return [(r["topic"], payload(r)["op"] if r["value"] else None) for r in records]
+
+
+def run_sql(pg: PostgresCluster, db: str, *statements: str) -> None:
+    for stmt in statements:
+        pg.execute(stmt, db)
+
+
+def test_insert_update_delete(pg: PostgresCluster, dbname: str) -> None:
+    run_sql(pg, dbname, "CREATE TABLE items (id int PRIMARY KEY, name text NOT NULL, price numeric(8,2))")
+    sink = MemorySink()
+    with Running(make_config(pg, dbname), sink=sink):
+        run_sql(pg, dbname, "INSERT INTO items VALUES (1, 'apple', 1.25)",
+                "UPDATE items SET price = 2.50 WHERE id = 1", "DELETE FROM items WHERE id = 1")
+        records = wait_records(sink, 4)
+    assert ops(records) == [("test.public.items", "c"), ("test.public.items", "u"), ("test.public.items", "d"),
+                            ("test.public.items", None)]
+    c, u, d, tomb = records
+    assert payload(c)["before"] is None
+    assert payload(c)["after"] == {"id": 1, "name": "apple", "price": decimal_bytes(125)}
+    assert payload(u)["before"] is None  # REPLICA IDENTITY DEFAULT: no old row
+    assert payload(u)["after"]["price"] == decimal_bytes(250)
+    assert payload(d)["before"] == {"id": 1, "name": None, "price": None}  # only the key is logged
+    assert payload(d)["after"] is None
+    assert tomb["key"] == d["key"] == {"schema": c["key"]["schema"], "payload": {"id": 1}}
+    assert tomb["value"] is None
+    src = payload(c)["source"]
+    assert (src["connector"], src["name"], src["db"], src["schema"], src["table"], src["snapshot"]) == (
+        "postgresql", "test", dbname, "public", "items", "false")
+    assert src["lsn"] < payload(u)["source"]["lsn"] < payload(d)["source"]["lsn"]
+    assert list(payload(c)) == ["before", "after", "source", "transaction", "op", "ts_ms", "ts_us", "ts_ns"]
+    assert c["value"]["schema"]["name"] == "test.public.items.Envelope"
+    assert c["key"]["schema"]["name"] == "test.public.items.Key"
+
+
+def test_primary_key_change_is_delete_tombstone_create(pg: PostgresCluster, dbname: str) -> None:
+    run_sql(pg, dbname, "CREATE TABLE k (id int PRIMARY KEY, v text)", "INSERT INTO k VALUES (1, 'x')")
+    sink = MemorySink()
+    with Running(make_config(pg, dbname), sink=sink):
+        run_sql(pg, dbname, "UPDATE k SET id = 2 WHERE id = 1")
+        records = wait_records(sink, 3)
+    assert ops(records) == [("test.public.k", "d"), ("test.public.k", None), ("test.public.k", "c")]
+    delete, tomb, create = records
+    assert delete["key"]["payload"] == {"id": 1} and create["key"]["payload"] == {"id": 2}
+    assert ["__debezium.newkey", {"schema": delete["key"]["schema"], "payload": {"id": 2}}] in delete["headers"]
+    assert ["__debezium.oldkey", {"schema": delete["key"]["schema"], "payload": {"id": 1}}] in create["headers"]
+    assert payload(create)["after"] == {"id": 2, "v": "x"}
+
+
+def test_replica_identity_full_and_toast(pg: PostgresCluster, dbname: str) -> None:
+    big = "".join(chr(0x41 + (i * 7919) % 26) for i in range(20000))
+    run_sql(pg, dbname,
+            "CREATE TABLE full_t (id int PRIMARY KEY, v text)", "ALTER TABLE full_t REPLICA IDENTITY FULL",
+            "CREATE TABLE toast_t (id int PRIMARY KEY, counter int, doc text)",
+            "ALTER TABLE toast_t ALTER COLUMN doc SET STORAGE EXTERNAL",
+            "INSERT INTO full_t VALUES (1, 'old')", f"INSERT INTO toast_t VALUES (1, 0, '{big}')")
+    sink = MemorySink()
+    with Running(make_config(pg, dbname), sink=sink):
+        run_sql(pg, dbname, "UPDATE full_t SET v = 'new'", "DELETE FROM full_t",
+                "UPDATE toast_t SET counter = 1")
+        records = wait_records(sink, 4)
+    upd, dele, _tomb, toast = records
+    assert payload(upd)["before"] == {"id": 1, "v": "old"} and payload(upd)["after"] == {"id": 1, "v": "new"}
+    assert payload(dele)["before"] == {"id": 1, "v": "new"}
+    assert payload(toast)["after"] == {"id": 1, "counter": 1, "doc": "__debezium_unavailable_value"}
+
+
+def test_table_without_primary_key_has_null_key(pg: PostgresCluster, dbname: str) -> None:
+    run_sql(pg, dbname, "CREATE TABLE nopk (a int, b text)")
+    sink = MemorySink()
+    with Running(make_config(pg, dbname), sink=sink):
+        run_sql(pg, dbname, "INSERT INTO nopk VALUES (1, 'x')")
+        (rec,) = wait_records(sink, 1)
+    assert rec["key"] is None and payload(rec)["after"] == {"a": 1, "b": "x"}
+
+
+def test_message_key_columns(pg: PostgresCluster, dbname: str) -> None:
+    run_sql(pg, dbname, "CREATE TABLE mk (a int, b text, c int)")
+    sink = MemorySink()
+    with Running(make_config(pg, dbname, **{"message.key.columns": "public\\.mk:b,a"}), sink=sink):
+        run_sql(pg, dbname, "INSERT INTO mk VALUES (1, 'x', 3)")
+        (rec,) = wait_records(sink, 1)
+    assert rec["key"]["payload"] == {"b": "x", "a": 1}
+    assert [f["field"] for f in rec["key"]["schema"]["fields"]] == ["b", "a"]
+
+
+def test_transaction_metadata(pg: PostgresCluster, dbname: str) -> None:
+    run_sql(pg, dbname, "CREATE TABLE a (id int PRIMARY KEY)", "CREATE TABLE b (id int PRIMARY KEY)")
+    sink = MemorySink()
+    with Running(make_config(pg, dbname, **{"provide.transaction.metadata": "true"}), sink=sink):
+        run_sql(pg, dbname, "BEGIN; INSERT INTO a VALUES (1); INSERT INTO b VALUES (1); INSERT INTO a VALUES (2); "
+                            "COMMIT")
+        records = wait_records(sink, 5)
+    assert [r["topic"] for r in records] == ["test.transaction", "test.public.a", "test.public.b", "test.public.a",
+                                             "test.transaction"]
+    begin, a1, b1, a2, end = (payload(r) for r in records)
+    assert begin["status"] == "BEGIN" and end["status"] == "END" and begin["id"] == end["id"]
+    assert end["event_count"] == 3
+    assert end["data_collections"] == [{"data_collection": "public.a", "event_count": 2},
+                                       {"data_collection": "public.b", "event_count": 1}]
+    assert [(e["transaction"]["total_order"], e["transaction"]["data_collection_order"]) for e in (a1, b1, a2)] == [
+        (1, 1), (2, 1), (3, 2)]
+    assert a1["transaction"]["id"] == begin["id"]
+
+
+def test_truncate_and_logical_messages(pg: PostgresCluster, dbname: str) -> None:
+    run_sql(pg, dbname, "CREATE TABLE tr (id int PRIMARY KEY)", "INSERT INTO tr VALUES (1)")
+    sink = MemorySink()
+    with Running(make_config(pg, dbname, **{"skipped.operations": "none"}), sink=sink):
+        run_sql(pg, dbname, "TRUNCATE tr", "SELECT pg_logical_emit_message(true, 'app', 'hello')",
+                "SELECT pg_logical_emit_message(false, 'app', 'now')")
+        records = wait_records(sink, 3)
+    assert ops(records) == [("test.public.tr", "t"), ("test.message", "m"), ("test.message", "m")]
+    assert records[0]["key"] is None
+    msg = payload(records[1])
+    assert msg["message"] == {"prefix": "app", "content": base64.b64encode(b"hello").decode()}
+    assert records[1]["key"]["payload"] == {"prefix": "app"}
+    assert payload(records[2])["source"]["txId"] is None
+
+
+def test_skipped_operations_default_skips_truncate(pg: PostgresCluster, dbname: str) -> None:
+    run_sql(pg, dbname, "CREATE TABLE tr (id int PRIMARY KEY)")
+    sink = MemorySink()
+    with Running(make_config(pg, dbname), sink=sink):
+        run_sql(pg, dbname, "TRUNCATE tr", "INSERT INTO tr VALUES (5)")
+        records = wait_records(sink, 1)
+    assert ops(records) == [("test.public.tr", "c")]
+
+
+def test_filters_exclude_tables(pg: PostgresCluster, dbname: str) -> None:
+    run_sql(pg, dbname, "CREATE TABLE keep (id int PRIMARY KEY)", "CREATE TABLE drop_me (id int PRIMARY KEY)")
+    sink = MemorySink()
+    with Running(make_config(pg, dbname, **{"table.exclude.list": "public\\.drop_me"}), sink=sink):
+        run_sql(pg, dbname, "INSERT INTO drop_me VALUES (1)", "INSERT INTO keep VALUES (1)")
+        records = wait_records(sink, 1)
+    assert ops(records) == [("test.public.keep", "c")]
+
+
+@pytest.mark.parametrize("schemas", ["true", "false"])
+def test_schemas_enable(pg: PostgresCluster, dbname: str, schemas: str) -> None:
+    run_sql(pg, dbname, "CREATE TABLE s (id int PRIMARY KEY)")
+    sink = MemorySink()
+    cfg = {"key.converter.schemas.enable": schemas, "value.converter.schemas.enable": schemas}
+    with Running(make_config(pg, dbname, **cfg), sink=sink):
+        run_sql(pg, dbname, "INSERT INTO s VALUES (7)")
+        (rec,) = wait_records(sink, 1)
+    if schemas == "true":
+        assert set(rec["key"]) == {"schema", "payload"} and set(rec["value"]) == {"schema", "payload"}
+    else:
+        assert rec["key"] == {"id": 7} and rec["value"]["after"] == {"id": 7}
