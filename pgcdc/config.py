@@ -224,6 +224,7 @@ class ConnectorConfig(BaseModel):
             "linger.ms": "5",
             "compression.type": "none",
             "queue.buffering.max.messages": "200000",
+            "log.connection.close": "false",
         }
         conf.update(self.kafka)
         return conf

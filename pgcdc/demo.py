@@ -96,16 +96,18 @@ def run_demo(transactions: int = 20, keep_running: bool = False) -> None:
         writer = threading.Thread(target=_workload, args=(pg, transactions), daemon=True)
         writer.start()
         consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": "pgcdc-demo",
-                             "enable.auto.commit": "false"})
-        assigned: set[str] = set()
+                             "enable.auto.commit": "false", "log.connection.close": "false"})
+        assigned: set[tuple[str, int]] = set()
         seen = 0
         idle_since = time.monotonic()
         try:
             while True:
-                topics = {t for t in consumer.list_topics(timeout=5).topics if t.startswith("demo.public.")}
-                if topics - assigned:
-                    assigned |= topics
-                    consumer.assign([TopicPartition(t, 0, OFFSET_BEGINNING) for t in sorted(assigned)])
+                md = consumer.list_topics(timeout=5).topics
+                parts = {(t, p) for t, tm in md.items() if t.startswith("demo.public.") for p in tm.partitions}
+                if parts - assigned:
+                    consumer.incremental_assign([TopicPartition(t, p, OFFSET_BEGINNING)
+                                                 for t, p in sorted(parts - assigned)])
+                    assigned |= parts
                 msg = consumer.poll(0.5)
                 if msg is not None and not msg.error():
                     _show(msg)
