@@ -47,6 +47,13 @@ def java_double(text: str) -> Any:
     special = _SPECIAL.get(text)
     if special is not None:
         return special
+    # Fast path: PostgreSQL's plain decimal form already is Java's when 1e-3 <= |x| < 1e7.
+    if "e" not in text:
+        ip, dot, fp = text.lstrip("-").partition(".")
+        if dot and ((ip != "0" and len(ip) <= 7) or (ip == "0" and fp[:3] != "000")):
+            return orjson.Fragment(text.encode())
+        if not dot and ip != "0" and len(ip) <= 7:
+            return orjson.Fragment((text + ".0").encode())
     return orjson.Fragment(java_double_text(text).encode())
 
 

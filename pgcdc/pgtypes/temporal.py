@@ -92,6 +92,11 @@ def timestamptz_us(text: str) -> int:
 
 def iso_utc(us: int) -> str:
     """Debezium's ZonedTimestamp text: ISO-8601 in UTC, fraction without trailing zeros, 'Z'."""
+    if 0 <= us < 253_402_300_800_000_000:  # years 1970..9999: datetime's own formatting is faster
+        text = (EPOCH + timedelta(microseconds=us)).isoformat()
+        if "." in text:
+            text = text.rstrip("0")
+        return text + "Z"
     days, rest = divmod(us, US_PER_DAY)
     d = date.fromordinal(days + EPOCH_ORDINAL) if 1 <= days + EPOCH_ORDINAL <= 3_652_059 else None
     secs, micros = divmod(rest, 1_000_000)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pgcdc.pgtypes.arrays import parse_array
 from pgcdc.pgtypes.numbers import decimal_bytes, java_double, java_double_text
@@ -79,3 +81,23 @@ def test_parse_array(text: str, parsed: list) -> None:
 def test_parse_array_malformed() -> None:
     with pytest.raises(ValueError, match="malformed array literal"):
         parse_array("{1,2")
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_java_double_fast_path_agrees_with_layout(x: float) -> None:
+    # PostgreSQL prints float8 like %.17g shortest: plain decimal for exponents -4..14, else 'e' notation.
+    text = f"{x:.17g}" if "e" in repr(x) else repr(x).removesuffix(".0")
+    assert orjson.dumps(java_double(text)).decode() == java_double_text(text)
+
+
+@given(st.integers(min_value=-(10**15), max_value=253_402_300_799_999_999))
+def test_iso_utc_fast_path_agrees_with_slow_path(us: int) -> None:
+    from pgcdc.pgtypes import temporal
+
+    days, rest = divmod(us, temporal.US_PER_DAY)
+    secs, micros = divmod(rest, 1_000_000)
+    hh, rem = divmod(secs, 3600)
+    mm, ss = divmod(rem, 60)
+    frac = f".{micros:06d}".rstrip("0") if micros else ""
+    expected = f"{temporal._far_date(days)}T{hh:02d}:{mm:02d}:{ss:02d}{frac}Z"
+    assert iso_utc(us) == expected
