@@ -1,0 +1,158 @@
+"""The same database and workload through the real Debezium 3.x and through pgcdc: records must be equal.
+
+Both connectors stream from their own slot of the same database at the same time, so LSNs, transaction ids
+and commit times are the same; only processing timestamps and the run id are masked (compare.py).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pgcdc.local import PostgresCluster
+from pgcdc.sink.file import FileSink
+from tests.conformance.compare import compare, load
+from tests.conformance.oracle import start_oracle, stop_oracle
+from tests.harness import Running, make_config, wait_for
+
+BIG = "".join(chr(0x41 + (i * 7919) % 26) for i in range(12000))
+
+SCENARIOS: dict[str, tuple[str, dict[str, str], list[str]]] = {
+    "ops": (
+        "CREATE TABLE items (id int PRIMARY KEY, name text NOT NULL, price numeric(10,2));"
+        "CREATE TABLE nopk (a int, b text);"
+        "CREATE TABLE full_t (id int PRIMARY KEY, v text); ALTER TABLE full_t REPLICA IDENTITY FULL;"
+        "CREATE TABLE toast_t (id int PRIMARY KEY, counter int, doc text);"
+        "ALTER TABLE toast_t ALTER COLUMN doc SET STORAGE EXTERNAL;"
+        "CREATE TABLE two (k1 int, k2 text, v int, PRIMARY KEY (k1, k2));",
+        {},
+        [
+            "INSERT INTO items VALUES (1, 'apple', 1.25), (2, 'pear', NULL)",
+            "UPDATE items SET price = 2.50 WHERE id = 1",
+            "UPDATE items SET id = 3 WHERE id = 2",
+            "DELETE FROM items WHERE id = 1",
+            "INSERT INTO nopk VALUES (1, 'x')",
+            "INSERT INTO full_t VALUES (1, 'old'); UPDATE full_t SET v = 'new'; UPDATE full_t SET id = 2",
+            "DELETE FROM full_t",
+            f"INSERT INTO toast_t VALUES (1, 0, '{BIG}')",
+            "UPDATE toast_t SET counter = 1",
+            "BEGIN; INSERT INTO two VALUES (1, 'a', 1); UPDATE two SET k2 = 'b'; INSERT INTO items VALUES (9, 'x', 0);"
+            " COMMIT",
+            "TRUNCATE nopk",
+            "SELECT pg_logical_emit_message(true, 'app', 'hello')",
+            "SELECT pg_logical_emit_message(false, 'app', 'now')",
+            "INSERT INTO items VALUES (10, 'last', -0.01)",
+        ],
+    ),
+    "types": (
+        "CREATE TABLE t_types (id serial PRIMARY KEY, i2 smallint, i4 integer, i8 bigint, n numeric(10,2),"
+        " nv numeric, r real, d double precision, b boolean, t text, vc varchar(20), c char(5), by bytea,"
+        " dt date, tm time, tm3 time(3), ts timestamp, ts3 timestamp(3), tz timestamptz, tz3 timestamptz(3),"
+        " u uuid, j json, jb jsonb, ai int4[], at text[], nn int NOT NULL DEFAULT 0)",
+        {},
+        [
+            "INSERT INTO t_types (i2, i4, i8, n, nv, r, d, b, t, vc, c, by, dt, tm, tm3, ts, ts3, tz, tz3, u, j, jb,"
+            " ai, at) VALUES (-32768, 2147483647, -9223372036854775808, 12345678.91, 3.14159265358979,"
+            " 1.5, 1e-300, true, 'héllo ✓', 'vc', 'ab', '\\x00ff10', '1969-07-20', '23:59:59.999999',"
+            " '12:00:00.5', '2024-02-29 12:34:56.789012', '1900-01-01 00:00:00.001', '2024-01-02 03:04:05+02',"
+            " '2024-01-02 03:04:05.1+00', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '{\"a\": [1, 2.5]}',"
+            " '{\"b\": {\"c\": null}}', '{1,2,NULL}', '{\"x y\",\"\"}')",
+            "INSERT INTO t_types (nn) VALUES (1)",
+            "INSERT INTO t_types (n, nv, r, d, dt, ts, tz, ai, at) VALUES (-0.01, -100, 'NaN', 'Infinity', '2000-01-01',"
+            " '1970-01-01 00:00:00', '1970-01-01 00:00:00+00', '{}', '{}')",
+            "INSERT INTO t_types (nv, d, r, ts, tm) VALUES (0.000001, 123456789.125, -0.0, '2038-01-19 03:14:08',"
+            " '00:00:00')",
+            "UPDATE t_types SET t = 'updated', d = 1e20 WHERE id = 1",
+            "DELETE FROM t_types WHERE id = 2",
+        ],
+    ),
+    "txmeta": (
+        "CREATE TABLE a (id int PRIMARY KEY); CREATE TABLE b (id int PRIMARY KEY, v text)",
+        {"provide.transaction.metadata": "true"},
+        [
+            "BEGIN; INSERT INTO a VALUES (1); INSERT INTO b VALUES (1, 'x'); INSERT INTO a VALUES (2); COMMIT",
+            "UPDATE b SET v = 'y'",
+            "BEGIN; DELETE FROM a; UPDATE b SET id = 5; COMMIT",
+            "SELECT pg_logical_emit_message(true, 'tx', 'in a transaction')",
+        ],
+    ),
+    "truncate_and_options": (
+        "CREATE TABLE tr (id int PRIMARY KEY, v text); INSERT INTO tr VALUES (1, 'a')",
+        {"skipped.operations": "u", "tombstones.on.delete": "false"},
+        ["INSERT INTO tr VALUES (2, 'b')", "UPDATE tr SET v = 'c'", "DELETE FROM tr WHERE id = 1",
+         "TRUNCATE tr", "INSERT INTO tr VALUES (3, 'd')"],
+    ),
+    "noschemas": (
+        "CREATE TABLE s (id int PRIMARY KEY, v numeric(6,3), w text)",
+        {"key.converter.schemas.enable": "false", "value.converter.schemas.enable": "false"},
+        ["INSERT INTO s VALUES (1, 1.5, 'x')", "UPDATE s SET id = 2", "DELETE FROM s"],
+    ),
+    "message_key_columns": (
+        "CREATE TABLE mk (a int, b text, c int); ALTER TABLE mk REPLICA IDENTITY FULL",
+        {"message.key.columns": "public\\.mk:b,a"},
+        ["INSERT INTO mk VALUES (1, 'x', 3)", "UPDATE mk SET c = 4", "DELETE FROM mk"],
+    ),
+}
+
+
+def slot_active(pg: PostgresCluster, slot: str) -> bool:
+    return pg.execute(f"SELECT active FROM pg_replication_slots WHERE slot_name = '{slot}'") == [(True,)]
+
+
+def lines(path: Path) -> int:
+    return path.read_bytes().count(b"\n") if path.exists() else 0
+
+
+def run_both(pg: PostgresCluster, dbname: str, tmp_path: Path, setup: str, props: dict[str, str],
+             workload: list[str], snapshot: bool = False) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    pg.execute(setup, dbname)
+    theirs_path, ours_path = tmp_path / "debezium.jsonl", tmp_path / "pgcdc.jsonl"
+    mode = "initial" if snapshot else "no_data"
+    common = {"topic.prefix": "dbserver1", "snapshot.mode": mode, **props}
+    oracle = start_oracle({"name": "oracle", "config": {
+        **pg.connection_properties(dbname), **common, "slot.name": f"dbz_{dbname}",
+        "publication.name": f"dbzpub_{dbname}"}}, theirs_path)
+    try:
+        wait_for(lambda: slot_active(pg, f"dbz_{dbname}") or oracle.poll() is not None, 120, "Debezium to stream")
+        assert oracle.poll() is None, (tmp_path / "debezium.jvm.log").read_text()[-3000:]
+        sink = FileSink(str(ours_path))
+        config = make_config(pg, dbname, **{**common, "name": "pgcdc", "slot.name": f"pgcdc_{dbname}",
+                                            "publication.name": f"pgcdcpub_{dbname}"})
+        with Running(config, sink=sink):
+            for stmt in workload:
+                pg.execute(stmt, dbname)
+            # Debezium's output is complete when it stops growing; pgcdc must then have as many records.
+            last, stable_since = -1, time.monotonic()
+            deadline = time.monotonic() + 90
+            while time.monotonic() < deadline:
+                n = lines(theirs_path)
+                if n != last:
+                    last, stable_since = n, time.monotonic()
+                elif n and time.monotonic() - stable_since > 4 and lines(ours_path) >= n:
+                    break
+                time.sleep(0.2)
+    finally:
+        stop_oracle(oracle, theirs_path)
+    return load(ours_path), load(theirs_path)
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_streaming_matches_debezium(pg: PostgresCluster, dbname: str, tmp_path: Path, scenario: str) -> None:
+    setup, props, workload = SCENARIOS[scenario]
+    ours, theirs = run_both(pg, dbname, tmp_path, setup, props, workload)
+    assert theirs, "Debezium emitted nothing"
+    problems = compare(ours, theirs)
+    print(f"{scenario}: {len(theirs)} Debezium records, {len(ours)} pgcdc records, {len(problems)} differences")
+    assert not problems, "\n".join(problems[:40])
+
+
+def test_snapshot_matches_debezium(pg: PostgresCluster, dbname: str, tmp_path: Path) -> None:
+    setup = ("CREATE TABLE a (id int PRIMARY KEY, v text); CREATE TABLE b (id bigint PRIMARY KEY, n numeric(5,1));"
+             "INSERT INTO a VALUES (1, 'x'), (2, 'y'), (3, NULL); INSERT INTO b VALUES (10, 1.5)")
+    ours, theirs = run_both(pg, dbname, tmp_path, setup, {}, ["INSERT INTO b VALUES (11, 2.5)"], snapshot=True)
+    problems = compare(ours, theirs)
+    print(f"snapshot: {len(theirs)} Debezium records, {len(ours)} pgcdc records, {len(problems)} differences")
+    assert not problems, "\n".join(problems[:40])
