@@ -13,8 +13,8 @@ _HEX = frozenset("0123456789abcdefABCDEF")
 
 
 def parse_lsn(s: str) -> int:
-    """ "16/B374D848" -> 0x16B374D848. Raises ValueError on anything PostgreSQL would refuse."""
-    hi, sep, lo = s.strip().partition("/")
+    """'16/B374D848' -> 0x16B374D848. Raises ValueError on anything PostgreSQL would refuse."""
+    hi, sep, lo = s.partition("/")
     # pg_lsn_in takes 1-8 hex digits on each side; int(x, 16) alone would also accept "0x", "_" and signs.
     if not sep or not (0 < len(hi) <= 8 and 0 < len(lo) <= 8) or not _HEX.issuperset(hi + lo):
         raise ValueError(f"invalid LSN {s!r}: expected two hex numbers like '16/B374D848'")

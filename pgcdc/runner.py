@@ -21,6 +21,7 @@ from pgcdc.capture.position import ResumePoint, SnapshotDone
 from pgcdc.capture.snapshot import Snapshot
 from pgcdc.config import ConnectorConfig
 from pgcdc.durability import Checkpointer
+from pgcdc.envelope.source import context_headers
 from pgcdc.envelope.table import ColumnSpec, EnvelopeSettings, TableEvents
 from pgcdc.errors import PgcdcError, SourceError
 from pgcdc.lsn import format_lsn
@@ -56,6 +57,8 @@ class Connector:
         self.stats = Stats()
         self.ready = threading.Event()  # set once streaming has started
         self.capture: ChangeCapture | None = None
+        # One run id per process start, like Debezium's __debezium.context.runId (a UUIDv7).
+        self.context_headers = context_headers(config.topic_prefix, _uuid7(), config.key_converter_schemas_enable)
 
     def stop(self) -> None:
         self._stop.set()
@@ -87,7 +90,8 @@ class Connector:
                 for c in rel.columns:
                     ci = by_name.get(c.name)
                     cols.append(ColumnSpec(c.name, ci.type_name if ci else "", ci.base_type_name if ci else "",
-                                           c.type_modifier, ci.not_null if ci else False))
+                                           c.type_modifier, ci.not_null if ci else False,
+                                           ci.default if ci else None))
                 pk = info.primary_key
             return TableEvents(rel.namespace, rel.name, cols, pk, settings)
 
@@ -162,7 +166,7 @@ class Connector:
             database=c.database_dbname, skipped_operations=c.skipped_operations,
             tombstones_on_delete=c.tombstones_on_delete, transaction_metadata=c.provide_transaction_metadata,
             key_schemas=c.key_converter_schemas_enable, value_schemas=c.value_converter_schemas_enable,
-            resume=resume,
+            resume=resume, context_headers=self.context_headers,
         )
         return stream, capture, Checkpointer(sink, offsets, stream)
 
@@ -182,7 +186,7 @@ class Connector:
                 for col in info.columns))
             plan.append((schema, table, lambda rel=rel: tables(rel)))
         snapshot = Snapshot(sink=sink, topic_prefix=c.topic_prefix, database=c.database_dbname,
-                            lsn=slot.consistent_point)
+                            lsn=slot.consistent_point, headers=self.context_headers)
         log.info("initial snapshot of %d table(s) at %s", len(plan), format_lsn(slot.consistent_point))
         with connect(c) as snap_conn:
             snap_conn.autocommit = True
@@ -244,3 +248,14 @@ def _close_quietly(closeable: Any) -> None:
         closeable.close()
     except PgcdcError as exc:
         log.warning("closing: %s", exc)
+
+
+def _uuid7() -> str:
+    """A time-ordered UUID (version 7, RFC 9562): 48-bit milliseconds, then random bits."""
+    import os
+    import uuid
+
+    ms = time.time_ns() // 1_000_000
+    rand = int.from_bytes(os.urandom(10), "big")
+    value = (ms << 80) | (0x7 << 76) | ((rand >> 62) & 0xFFF) << 64 | (0b10 << 62) | (rand & ((1 << 62) - 1))
+    return str(uuid.UUID(int=value))

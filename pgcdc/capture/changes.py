@@ -25,6 +25,9 @@ from pgcdc.sink import Sink
 log = logging.getLogger(__name__)
 
 PG_EPOCH_US = 946_684_800_000_000  # µs from 1970-01-01 to 2000-01-01, PostgreSQL's timestamp epoch
+# Debezium 3.6 names the data collection of logical-decoding messages in END events by a Java object's
+# toString() (class@identity-hash, different every run). We keep the class part and a fixed hash.
+MESSAGE_COLLECTION = "io.debezium.connector.postgresql.LogicalDecodingMessageMonitor$LogicalDecodingMessageId@0"
 
 TableLookup = Callable[[m.Relation], "TableEvents | None"]
 
@@ -63,7 +66,7 @@ class ChangeCapture:
         self.skipping = False
         self.total_order = 0
         self.collection_order: dict[str, int] = {}
-        self.tx_id = ""
+        self.tx_events = 0
         self.last_lsn = 0
         self.position: Position | None = None  # last fully emitted transaction: what may be checkpointed
         self.events = 0
@@ -84,13 +87,15 @@ class ChangeCapture:
         self.commit_us = msg.commit_ts + PG_EPOCH_US
         self.total_order = 0
         self.collection_order = {}
-        self.tx_id = f"{msg.xid}:{msg.final_lsn}"
+        self.tx_events = 0
         self.skipping = self.resume is not None and self.resume.skips_transaction(msg.final_lsn)
 
     def _commit(self, msg: m.Commit, lsn: int) -> None:
         if self.tx_metadata and self.total_order and not self.skipping:
-            self._emit_tx_end()
-        self.last_commit_lsn = msg.commit_lsn
+            self._emit_tx_end(msg.end_lsn)
+        if self.tx_events:
+            # Debezium's source.sequence starts with the end LSN of the last transaction that emitted events.
+            self.last_commit_lsn = msg.end_lsn
         self.position = Position(
             end_lsn=msg.end_lsn, commit_lsn=msg.commit_lsn, last_lsn=self.last_lsn or msg.commit_lsn,
             xid=self.xid, commit_us=self.commit_us,
@@ -114,29 +119,31 @@ class ChangeCapture:
             "sequence": f'["{self.last_commit_lsn}","{lsn}"]' if self.last_commit_lsn is not None
             else f'[null,"{lsn}"]',
             "ts_us": commit_us, "ts_ns": commit_us * 1000, "schema": t.schema, "table": t.table,
-            "txId": self.xid, "lsn": lsn, "xmin": None,
+            "txId": self.xid, "lsn": lsn, "xmin": None, "origin": None, "origin_lsn": None,
         }
 
-    def _tx_block(self, t: TableEvents) -> dict[str, Any] | None:
+    def _tx_block(self, collection: str, lsn: int) -> dict[str, Any] | None:
+        """The per-event `transaction` block; Debezium's PostgreSQL transaction id is `<txId>:<event LSN>`."""
         if not self.tx_metadata:
             return None
+        tx_id = f"{self.xid}:{lsn}"
         if self.total_order == 0:
-            self._emit_tx_begin()
+            self._emit_tx_begin(tx_id)
         self.total_order += 1
-        coll = f"{t.schema}.{t.table}"
-        order = self.collection_order.get(coll, 0) + 1
-        self.collection_order[coll] = order
-        return {"id": self.tx_id, "total_order": self.total_order, "data_collection_order": order}
+        order = self.collection_order.get(collection, 0) + 1
+        self.collection_order[collection] = order
+        return {"id": tx_id, "total_order": self.total_order, "data_collection_order": order}
 
     def _emit(self, t: TableEvents, op: str, before: Any, after: Any, key: bytes | None, lsn: int,
               headers: list[tuple[str, bytes]] | None = None) -> None:
         now_ns = time.time_ns()
         payload = {
-            "before": before, "after": after, "source": self._source(t, lsn), "transaction": self._tx_block(t),
+            "before": before, "after": after, "source": self._source(t, lsn), "transaction": self._tx_block(t.collection, lsn),
             "op": op, "ts_ms": now_ns // 1_000_000, "ts_us": now_ns // 1000, "ts_ns": now_ns,
         }
         self.sink.send(t.topic, key, t.value(payload), headers + self.headers if headers else self.headers)
         self.events += 1
+        self.tx_events += 1
         self.last_lsn = lsn
 
     def _table(self, oid: int, lsn: int) -> TableEvents | None:
@@ -169,7 +176,7 @@ class ChangeCapture:
         if not self.skip_d:
             self._emit(t, "d", before, None, old_key, lsn, [("__debezium.newkey", new_key)])
             if self.tombstones:
-                self.sink.send(t.topic, old_key, None, self.headers)
+                self.sink.send(t.topic, old_key, None, [("__debezium.newkey", new_key), *self.headers])
         if not self.skip_c:
             self._emit(t, "c", None, after, new_key, lsn, [("__debezium.oldkey", old_key)])
 
@@ -184,6 +191,9 @@ class ChangeCapture:
             self.sink.send(t.topic, key, None, self.headers)
 
     def _truncate(self, msg: m.Truncate, lsn: int) -> None:
+        # Debezium filters truncates after decoding, so even a skipped one makes its transaction count for
+        # source.sequence; skipped inserts/updates/deletes are dropped by its decoder and do not (measured).
+        self.tx_events += 1
         if self.skip_t:
             return
         for oid in msg.relation_oids:
@@ -196,35 +206,45 @@ class ChangeCapture:
                 self.resume is not None and self.resume.skips_event(self.final_lsn, lsn))):
             return
         now_ns = time.time_ns()
-        commit_us = self.commit_us if msg.transactional else now_ns // 1000
+        # A non-transactional message has no commit time of its own; Debezium reports the last one seen,
+        # and treats the message's own LSN as the last commit (measured on 3.6).
+        commit_us = self.commit_us
+        if not msg.transactional:
+            self.last_commit_lsn = lsn
         source = {
             "version": DEBEZIUM_VERSION, "connector": "postgresql", "name": self.prefix,
             "ts_ms": commit_us // 1000, "snapshot": "false", "db": self.db,
             "sequence": f'["{self.last_commit_lsn}","{lsn}"]' if self.last_commit_lsn is not None
             else f'[null,"{lsn}"]',
             "ts_us": commit_us, "ts_ns": commit_us * 1000, "schema": "", "table": "",
-            "txId": self.xid if msg.transactional else None, "lsn": lsn, "xmin": None,
+            "txId": self.xid if msg.transactional else None, "lsn": lsn, "xmin": None, "origin": None,
+            "origin_lsn": None,
         }
         value = {
-            "source": source, "op": "m", "ts_ms": now_ns // 1_000_000, "ts_us": now_ns // 1000, "ts_ns": now_ns,
+            "op": "m", "ts_ms": now_ns // 1_000_000, "source": source,
+            "transaction": self._tx_block(MESSAGE_COLLECTION, lsn) if msg.transactional else None,
             "message": {"prefix": msg.prefix, "content": base64.b64encode(msg.content).decode()},
         }
-        self.sink.send(self.msg_topic, self.msg_key({"prefix": msg.prefix}), self.msg_value(value), self.headers)
+        # Debezium sends logical-decoding messages without the context headers.
+        self.sink.send(self.msg_topic, self.msg_key({"prefix": msg.prefix}), self.msg_value(value))
         self.events += 1
+        if msg.transactional:
+            self.tx_events += 1
 
     # -- transaction metadata ---------------------------------------------------------------------------
-    def _emit_tx_begin(self) -> None:
-        value = {"status": "BEGIN", "id": self.tx_id, "event_count": None, "data_collections": None,
+    def _emit_tx_begin(self, tx_id: str) -> None:
+        value = {"status": "BEGIN", "id": tx_id, "event_count": None, "data_collections": None,
                  "ts_ms": self.commit_us // 1000}
-        self.sink.send(self.tx_topic, self.tx_key({"id": self.tx_id}), self.tx_value(value), self.headers)
+        self.sink.send(self.tx_topic, self.tx_key({"id": tx_id}), self.tx_value(value))
 
-    def _emit_tx_end(self) -> None:
+    def _emit_tx_end(self, end_lsn: int) -> None:
+        tx_id = f"{self.xid}:{end_lsn}"
         value = {
-            "status": "END", "id": self.tx_id, "event_count": self.total_order,
+            "status": "END", "id": tx_id, "event_count": self.total_order,
             "data_collections": [{"data_collection": k, "event_count": v} for k, v in self.collection_order.items()],
             "ts_ms": self.commit_us // 1000,
         }
-        self.sink.send(self.tx_topic, self.tx_key({"id": self.tx_id}), self.tx_value(value), self.headers)
+        self.sink.send(self.tx_topic, self.tx_key({"id": tx_id}), self.tx_value(value))
 
 
 def _ignore(msg: Any, lsn: int) -> None:

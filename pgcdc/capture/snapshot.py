@@ -93,7 +93,7 @@ class Snapshot:
             "version": DEBEZIUM_VERSION, "connector": "postgresql", "name": self.prefix, "ts_ms": ts_us // 1000,
             "snapshot": snapshot, "db": self.db, "sequence": f'[null,"{self.lsn}"]', "ts_us": ts_us,
             "ts_ns": ts_us * 1000, "schema": t.schema, "table": t.table, "txId": xid, "lsn": self.lsn,
-            "xmin": None,
+            "xmin": None, "origin": None, "origin_lsn": None,
         }
         payload = {"before": None, "after": after, "source": source, "transaction": None, "op": "r",
                    "ts_ms": now_ns // 1_000_000, "ts_us": now_ns // 1000, "ts_ns": now_ns}

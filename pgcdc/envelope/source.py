@@ -27,6 +27,8 @@ SOURCE_SCHEMA: dict[str, Any] = {
         {"type": "int64", "optional": True, "field": "txId"},
         {"type": "int64", "optional": True, "field": "lsn"},
         {"type": "int64", "optional": True, "field": "xmin"},
+        {"type": "string", "optional": True, "field": "origin"},
+        {"type": "int64", "optional": True, "field": "origin_lsn"},
     ],
     "optional": False,
     "name": "io.debezium.connector.postgresql.Source",
@@ -50,6 +52,7 @@ TX_KEY_SCHEMA: dict[str, Any] = {
     "fields": [{"type": "string", "optional": False, "field": "id"}],
     "optional": False,
     "name": "io.debezium.connector.common.TransactionMetadataKey",
+    "version": 1,
 }
 
 TX_VALUE_SCHEMA: dict[str, Any] = {
@@ -64,12 +67,15 @@ TX_VALUE_SCHEMA: dict[str, Any] = {
                 {"type": "string", "optional": False, "field": "data_collection"},
                 {"type": "int64", "optional": False, "field": "event_count"},
             ],
-            "optional": False,
+            "optional": True,
+            "name": "event.collection",
+            "version": 1,
         }, "optional": True, "field": "data_collections"},
         {"type": "int64", "optional": False, "field": "ts_ms"},
     ],
     "optional": False,
     "name": "io.debezium.connector.common.TransactionMetadataValue",
+    "version": 1,
 }
 
 MESSAGE_KEY_SCHEMA: dict[str, Any] = {
@@ -77,6 +83,7 @@ MESSAGE_KEY_SCHEMA: dict[str, Any] = {
     "fields": [{"type": "string", "optional": True, "field": "prefix"}],
     "optional": False,
     "name": "io.debezium.connector.postgresql.MessageKey",
+    "version": 1,
 }
 
 
@@ -84,16 +91,35 @@ def message_value_schema() -> dict[str, Any]:
     return {
         "type": "struct",
         "fields": [
-            {**SOURCE_SCHEMA, "field": "source"},
             {"type": "string", "optional": False, "field": "op"},
             {"type": "int64", "optional": True, "field": "ts_ms"},
-            {"type": "int64", "optional": True, "field": "ts_us"},
-            {"type": "int64", "optional": True, "field": "ts_ns"},
+            {**SOURCE_SCHEMA, "field": "source"},
+            {**TRANSACTION_SCHEMA, "field": "transaction"},
             {"type": "struct", "fields": [
-                {"type": "string", "optional": False, "field": "prefix"},
-                {"type": "bytes", "optional": False, "field": "content"},
-            ], "optional": True, "name": "io.debezium.connector.postgresql.Message", "field": "message"},
+                {"type": "string", "optional": True, "field": "prefix"},
+                {"type": "bytes", "optional": True, "field": "content"},
+            ], "optional": False, "name": "io.debezium.connector.postgresql.Message", "version": 1,
+             "field": "message"},
         ],
         "optional": False,
         "name": "io.debezium.connector.postgresql.MessageValue",
+        "version": 1,
     }
+
+
+STRING_HEADER_SCHEMA: dict[str, Any] = {"type": "string", "optional": False}
+
+
+def context_headers(topic_prefix: str, run_id: str, with_schema: bool = True) -> list[tuple[str, bytes]]:
+    """Debezium 3.x's `__debezium.context.*` headers, on every change record and tombstone."""
+    import orjson
+
+    def value(text: str) -> bytes:
+        return orjson.dumps({"schema": STRING_HEADER_SCHEMA, "payload": text} if with_schema else text)
+
+    return [
+        ("__debezium.context.connectorLogicalName", value(topic_prefix)),
+        ("__debezium.context.taskId", value("0")),
+        ("__debezium.context.connectorName", value("postgresql")),
+        ("__debezium.context.runId", value(run_id)),
+    ]

@@ -7,13 +7,14 @@ record; everything named, formatted or validated is done here in the constructor
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from pgcdc.envelope import connect
 from pgcdc.envelope.source import SOURCE_SCHEMA, TRANSACTION_SCHEMA
 from pgcdc.errors import ConversionError
 from pgcdc.lsn import format_lsn
 from pgcdc.pgtypes import Converter, Modes, converter_for
+from pgcdc.pgtypes.defaults import default_value, fallback
 from pgcdc.protocol import UNCHANGED_TOAST
 
 
@@ -36,6 +37,7 @@ class ColumnSpec:
     base_type_name: str
     type_modifier: int
     not_null: bool
+    default: str | None = None  # the DEFAULT expression's text
 
 
 def key_columns_override(spec: str, schema: str, table: str) -> tuple[str, ...] | None:
@@ -55,6 +57,7 @@ class TableEvents:
         self.schema = schema
         self.table = table
         self.topic = f"{settings.topic_prefix}.{schema}.{table}"
+        self.collection = f"{schema}.{table}"
         self.names = tuple(c.name for c in columns)
         converters: list[Converter] = []
         for c in columns:
@@ -65,6 +68,11 @@ class TableEvents:
         self.converters = tuple(converters)
         self.fns = tuple(c.fn for c in converters)
         self.placeholders = tuple(self._placeholder(c, settings.placeholder) for c in converters)
+        defaults = [default_value(c.default, conv, c.not_null) for c, conv in zip(columns, converters)]
+        # What a null from pgoutput becomes: NOT NULL columns only arrive as null in key-only old tuples,
+        # where Debezium substitutes the schema default or the type's fallback.
+        self.nulls = tuple(d if d is not None else fallback(conv) if c.not_null else None
+                           for c, conv, d in zip(columns, converters, defaults))
         self.type_names = tuple(c.type_name for c in columns)
 
         key_cols = key_columns_override(settings.message_key_columns, schema, table) or tuple(primary_key)
@@ -73,10 +81,11 @@ class TableEvents:
             raise ConversionError(f"message.key.columns: table {schema}.{table} has no column {missing[0]!r}")
         self.key_index = tuple(self.names.index(k) for k in key_cols)
         base = f"{settings.topic_prefix}.{schema}.{table}"
-        value_fields = [connect.field(c.name, conv.schema, not c.not_null) for c, conv in zip(columns, converters)]
+        value_fields = [connect.field(c.name, conv.schema, not c.not_null, d)
+                        for c, conv, d in zip(columns, converters, defaults)]
         row_schema = connect.struct(f"{base}.Value", value_fields, True)
         if self.key_index:
-            key_fields = [connect.field(columns[i].name, converters[i].schema, not columns[i].not_null)
+            key_fields = [connect.field(columns[i].name, converters[i].schema, not columns[i].not_null, defaults[i])
                           for i in self.key_index]
             key_schema: dict[str, Any] | None = connect.struct(f"{base}.Key", key_fields, False)
         else:
@@ -110,8 +119,8 @@ class TableEvents:
         """Column name -> converted value for one pgoutput tuple."""
         try:
             return {
-                name: (None if v is None else ph if v is UNCHANGED_TOAST else v if fn is None else fn(v))
-                for name, fn, ph, v in zip(self.names, self.fns, self.placeholders, values)
+                name: (null if v is None else ph if v is UNCHANGED_TOAST else v if fn is None else fn(v))
+                for name, fn, ph, null, v in zip(self.names, self.fns, self.placeholders, self.nulls, values)
             }
         except Exception as exc:  # find the column on the cold path, to name it in the error
             raise self._conversion_error(values, lsn, exc) from None
@@ -140,5 +149,3 @@ class TableEvents:
     def value(self, payload: dict[str, Any]) -> bytes:
         return self.value_wrap(payload)
 
-
-KeyFn = Callable[[dict[str, Any]], bytes | None]

@@ -82,3 +82,10 @@ def parse_numeric(text: str) -> Decimal | None:
 
 def unscaled(d: Decimal, scale: int) -> int:
     return int(d.scaleb(scale).to_integral_value())
+
+
+_ZERO = orjson.Fragment(b"0.0")
+
+
+def java_double_no_negative_zero(text: str) -> Any:
+    return _ZERO if text == "-0" else java_double(text)

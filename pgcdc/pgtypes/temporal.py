@@ -90,21 +90,17 @@ def timestamptz_us(text: str) -> int:
     return local - _offset_seconds(t[cut:]) * 1_000_000
 
 
-def iso_utc(us: int) -> str:
-    """Debezium's ZonedTimestamp text: ISO-8601 in UTC, fraction without trailing zeros, 'Z'."""
-    if 0 <= us < 253_402_300_800_000_000:  # years 1970..9999: datetime's own formatting is faster
-        text = (EPOCH + timedelta(microseconds=us)).isoformat()
-        if "." in text:
-            text = text.rstrip("0")
-        return text + "Z"
+def iso_utc(us: int, digits: int = 6) -> str:
+    """Debezium's ZonedTimestamp text: ISO-8601 in UTC with `digits` fraction digits (the column's precision,
+    zero-padded: Debezium 3 keeps `.000000` for a whole second in a timestamptz(6)), then 'Z'."""
     days, rest = divmod(us, US_PER_DAY)
-    d = date.fromordinal(days + EPOCH_ORDINAL) if 1 <= days + EPOCH_ORDINAL <= 3_652_059 else None
     secs, micros = divmod(rest, 1_000_000)
+    frac = f".{micros:06d}"[: digits + 1] if digits > 0 else ""
+    if 0 <= us < 253_402_300_800_000_000:  # years 1970..9999: datetime's own formatting is faster
+        return (EPOCH + timedelta(microseconds=us - micros)).isoformat() + frac + "Z"
     hh, rem = divmod(secs, 3600)
     mm, ss = divmod(rem, 60)
-    frac = f".{micros:06d}".rstrip("0") if micros else ""
-    ds = d.isoformat() if d else _far_date(days)
-    return f"{ds}T{hh:02d}:{mm:02d}:{ss:02d}{frac}Z"
+    return f"{_far_date(days)}T{hh:02d}:{mm:02d}:{ss:02d}{frac}Z"
 
 
 def _far_date(days: int) -> str:

@@ -5,13 +5,15 @@ Field names and order follow PG docs, "Logical Replication Message Formats". LSN
 or converted on the hot path.
 
 ``xid`` on Relation/Type/Insert/Update/Delete/Truncate/LogicalMessage is only sent inside a streamed
-transaction (between StreamStart and StreamStop, protocol version 2+); it is None otherwise.
+transaction (between StreamStart and StreamStop, protocol version 2+); it is None otherwise. It may be a
+subtransaction's xid: group streamed changes by the enclosing StreamStart.xid, and drop those whose xid a
+StreamAbort names as subxid.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final, Union
+from typing import Final
 
 
 class _UnchangedToast:
@@ -25,14 +27,11 @@ class _UnchangedToast:
     def __reduce__(self) -> str:  # copy and pickle (e.g. to a process pool) give back the singleton
         return "UNCHANGED_TOAST"
 
-    def __bool__(self) -> bool:
-        return False
-
 
 UNCHANGED_TOAST: Final = _UnchangedToast()
 """Tuple value for kind 'u': a TOASTed column that the UPDATE did not touch, so the server sent no value."""
 
-Value = Union[str, bytes, None, _UnchangedToast]
+Value = str | bytes | None | _UnchangedToast
 """One column of TupleData: 'n' -> None, 'u' -> UNCHANGED_TOAST, 't' -> str (UTF-8), 'b' -> bytes."""
 
 
@@ -219,8 +218,8 @@ class StreamPrepare:
     gid: str
 
 
-Message = Union[
-    Begin, Commit, Origin, Relation, TypeMessage, Insert, Update, Delete, Truncate, LogicalMessage,
-    StreamStart, StreamStop, StreamCommit, StreamAbort,
-    BeginPrepare, Prepare, CommitPrepared, RollbackPrepared, StreamPrepare,
-]
+Message = (
+    Begin | Commit | Origin | Relation | TypeMessage | Insert | Update | Delete | Truncate | LogicalMessage
+    | StreamStart | StreamStop | StreamCommit | StreamAbort
+    | BeginPrepare | Prepare | CommitPrepared | RollbackPrepared | StreamPrepare
+)

@@ -15,7 +15,7 @@ from pgcdc.protocol import _struct as s
 
 @dataclass(frozen=True, slots=True)
 class XLogData:
-    """'w': WAL data. For logical replication the payload is one output plugin message (one pgoutput message)."""
+    """'w': WAL data. In logical replication the payload is one output plugin (pgoutput) message."""
 
     start_lsn: int  # where the data in this message starts in WAL
     end_lsn: int  # the current end of WAL on the server
@@ -43,23 +43,28 @@ def parse_copy_data(buf: bytes | memoryview) -> XLogData | PrimaryKeepalive:
     kind = view[:1].tobytes()
     if kind == b"w":
         if size < _XLOG_DATA_HEAD:
-            raise ProtocolError(f"XLogData frame truncated at offset {size}: header is {_XLOG_DATA_HEAD} bytes")
+            raise ProtocolError(f"XLogData frame truncated at offset {size}: its header is {_XLOG_DATA_HEAD} "
+                                "bytes")
         start, end, clock = s.XLOG_DATA.unpack_from(view, 1)
         return XLogData(start, end, clock, view[_XLOG_DATA_HEAD:])
     if kind == b"k":
         if size != _KEEPALIVE_SIZE:
-            raise ProtocolError(f"Primary keepalive frame of {size} bytes at offset 0, expected {_KEEPALIVE_SIZE}")
+            raise ProtocolError(
+                f"Primary keepalive frame truncated at offset {size}: it is {_KEEPALIVE_SIZE} bytes"
+                if size < _KEEPALIVE_SIZE else
+                f"Primary keepalive frame has {size - _KEEPALIVE_SIZE} unexpected trailing byte(s) at offset "
+                f"{_KEEPALIVE_SIZE}")
         end, clock, reply = s.KEEPALIVE.unpack_from(view, 1)
         return PrimaryKeepalive(end, clock, reply == 1)
     if size == 0:
         raise ProtocolError("empty CopyData frame at offset 0")
-    raise UnsupportedMessage(f"unsupported replication CopyData frame type {kind!r} at offset 0 ({size} bytes)")
+    raise UnsupportedMessage(f"unsupported CopyData frame type {kind!r} at offset 0 ({size} bytes)")
 
 
 def standby_status_update(written: int, flushed: int, applied: int, now_us_since_2000: int,
                           reply: bool = False) -> bytes:
-    """'r': WAL positions received (written), durably handled (flushed) and applied; `reply` asks the
-    server to answer with a keepalive at once. The server may drop WAL and advance the slot up to `flushed`."""
+    """'r': WAL positions received (written), durably handled (flushed) and applied; `reply` asks the server
+    to answer with a keepalive at once. The server may recycle WAL and advance the slot up to `flushed`."""
     try:
         return s.STANDBY_STATUS.pack(b"r", written, flushed, applied, now_us_since_2000, 1 if reply else 0)
     except struct.error as exc:

@@ -22,10 +22,13 @@ def load(path: Path) -> list[dict[str, Any]]:
             if line.strip()]
 
 
-def mask(record: dict[str, Any]) -> dict[str, Any]:
+def mask(record: dict[str, Any], snapshot_fields: tuple[str, ...] = ()) -> dict[str, Any]:
     rec = json.loads(json.dumps(record))  # a deep copy (Num is a str: kept as text)
     value = rec.get("value")
     payload = value.get("payload", value) if isinstance(value, dict) else None
+    if isinstance(payload, dict) and payload.get("op") == "r":
+        for k in snapshot_fields:
+            payload["source"][k] = "<masked>"
     if isinstance(payload, dict):
         for k in ("ts_ms", "ts_us", "ts_ns"):
             if k in payload and "op" in payload:
@@ -59,12 +62,13 @@ def differences(ours: Any, theirs: Any, path: str = "") -> list[str]:
     return []
 
 
-def compare(ours: list[dict[str, Any]], theirs: list[dict[str, Any]]) -> list[str]:
+def compare(ours: list[dict[str, Any]], theirs: list[dict[str, Any]],
+            snapshot_fields: tuple[str, ...] = ()) -> list[str]:
     """Human-readable differences; empty when the outputs match record by record."""
     problems = []
     if len(ours) != len(theirs):
         problems.append(f"record count {len(ours)} (pgcdc) != {len(theirs)} (Debezium)")
     for i, (a, b) in enumerate(zip(ours, theirs)):
-        for d in differences(mask(a), mask(b)):
+        for d in differences(mask(a, snapshot_fields), mask(b, snapshot_fields)):
             problems.append(f"record {i} ({b.get('topic')}): {d}")
     return problems

@@ -153,6 +153,7 @@ def test_snapshot_matches_debezium(pg: PostgresCluster, dbname: str, tmp_path: P
     setup = ("CREATE TABLE a (id int PRIMARY KEY, v text); CREATE TABLE b (id bigint PRIMARY KEY, n numeric(5,1));"
              "INSERT INTO a VALUES (1, 'x'), (2, 'y'), (3, NULL); INSERT INTO b VALUES (10, 1.5)")
     ours, theirs = run_both(pg, dbname, tmp_path, setup, {}, ["INSERT INTO b VALUES (11, 2.5)"], snapshot=True)
-    problems = compare(ours, theirs)
+    # Each connector snapshots at its own slot's consistent point, so these differ by nature for `r` events.
+    problems = compare(ours, theirs, snapshot_fields=("ts_ms", "ts_us", "ts_ns", "lsn", "sequence", "txId"))
     print(f"snapshot: {len(theirs)} Debezium records, {len(ours)} pgcdc records, {len(problems)} differences")
     assert not problems, "\n".join(problems[:40])

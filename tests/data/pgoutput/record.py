@@ -18,14 +18,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the repository root: run without installing
+
+import psycopg
+from psycopg import pq
+
+from pgcdc.local import PostgresCluster
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parents[2]))  # the repository root, so `pgcdc` imports without installing
-
-import psycopg  # noqa: E402
-from psycopg import pq  # noqa: E402
-
-from pgcdc.local import PostgresCluster  # noqa: E402
-
 DB = "rec"
 PUBLICATION = "pgcdc_pub"
 END_PREFIX = b"pgcdc.record"
@@ -50,80 +50,85 @@ CREATE PUBLICATION pgcdc_pub FOR ALL TABLES;
 SELECT pg_replication_origin_create('pgcdc_origin');
 """
 
-# -- workloads: one list of transactions (each a SQL string run as one simple query) per session --------
-CORE = [
-    # Begin, Relation items (+ Type for the enum and the domain), two Inserts (one with non-ASCII text),
-    # Commit.
-    "BEGIN;"
-    "INSERT INTO items VALUES (1, 'apple', 'happy', 3, 1.50, true, '2024-01-02 03:04:05+00', repeat('x', 3000));"
-    "INSERT INTO items VALUES (2, 'héllo wörld ☃', 'sad', NULL, NULL, false, NULL, 'short');"
-    "COMMIT",
+# -- workloads: per session, a list of transactions, each a tuple of statements sent as one simple query ----
+Tx = tuple[str, ...]
+
+CORE: list[Tx] = [
+    # Begin, Relation items (+ Type for the enum and the domain), Inserts (one with non-ASCII text), Commit.
+    ("BEGIN",
+     ("INSERT INTO items VALUES (1, 'apple', 'happy', 3, 1.50, true, '2024-01-02 03:04:05+00', "
+      "repeat('x', 3000))"),
+     "INSERT INTO items VALUES (2, 'héllo wörld ☃', 'sad', NULL, NULL, false, NULL, 'short')",
+     "COMMIT"),
     # The TOASTed doc is untouched: 'u' in the new tuple, no old tuple (REPLICA IDENTITY DEFAULT).
-    "UPDATE items SET qty = 4 WHERE id = 1",
+    ("UPDATE items SET qty = 4 WHERE id = 1",),
     # Primary key change: old tuple 'K' with only the key column set.
-    "UPDATE items SET id = 10 WHERE id = 2",
-    "DELETE FROM items WHERE id = 10",
+    ("UPDATE items SET id = 10 WHERE id = 2",),
+    ("DELETE FROM items WHERE id = 10",),
     # REPLICA IDENTITY FULL: Update and Delete carry the whole old row ('O').
-    "BEGIN; INSERT INTO audit VALUES (1, 'first'); UPDATE audit SET note = 'second' WHERE id = 1;"
-    "DELETE FROM audit WHERE id = 1; COMMIT",
-    "INSERT INTO parent (label) VALUES ('p1'); INSERT INTO child VALUES (1, 1, 'c1')",
-    "TRUNCATE parent, child RESTART IDENTITY CASCADE",
-    "TRUNCATE bulk",
-    "BEGIN; SELECT pg_logical_emit_message(true, 'pgcdc.test', 'in a transaction');"
-    "INSERT INTO bulk VALUES (1, 'after message'); COMMIT",
-    "SELECT pg_logical_emit_message(false, 'pgcdc.test', '\\x0001ff'::bytea)",
+    ("BEGIN", "INSERT INTO audit VALUES (1, 'first')", "UPDATE audit SET note = 'second' WHERE id = 1",
+     "DELETE FROM audit WHERE id = 1", "COMMIT"),
+    ("BEGIN", "INSERT INTO parent (label) VALUES ('p1')", "INSERT INTO child VALUES (1, 1, 'c1')", "COMMIT"),
+    ("TRUNCATE parent, child RESTART IDENTITY CASCADE",),
+    ("TRUNCATE bulk",),
+    ("BEGIN", "SELECT pg_logical_emit_message(true, 'pgcdc.test', 'in a transaction')",
+     "INSERT INTO bulk VALUES (1, 'after message')", "COMMIT"),
+    ("SELECT pg_logical_emit_message(false, 'pgcdc.test', '\\x0001ff'::bytea)",),
     # Origin: a transaction replayed from another node names its origin and that node's commit LSN.
-    "SELECT pg_replication_origin_session_setup('pgcdc_origin');"
-    "BEGIN; SELECT pg_replication_origin_xact_setup('0/ABCDEF', '2024-01-01 00:00:00+00');"
-    "INSERT INTO bulk VALUES (2, 'from origin'); COMMIT;"
-    "SELECT pg_replication_origin_session_reset()",
+    ("SELECT pg_replication_origin_session_setup('pgcdc_origin')",
+     "BEGIN", "SELECT pg_replication_origin_xact_setup('0/ABCDEF', '2024-01-01 00:00:00+00')",
+     "INSERT INTO bulk VALUES (2, 'from origin')", "COMMIT",
+     "SELECT pg_replication_origin_session_reset()"),
 ]
 
-BINARY = [
-    "INSERT INTO bin VALUES (1, 42, 9000000000, 'text', '\\x00ff'::bytea, 1.5, '2024-01-02 03:04:05+00',"
-    " '00000000-0000-0000-0000-000000000001')",
-    "UPDATE bin SET t = NULL, f = -0.25 WHERE id = 1",
+BIN_ROW = ("1, 42, 9000000000, 'text', '\\x00ff'::bytea, 1.5, '2024-01-02 03:04:05+00', "
+           "'00000000-0000-0000-0000-000000000001'")
+BINARY: list[Tx] = [
+    (f"INSERT INTO bin VALUES ({BIN_ROW})",),
+    ("UPDATE bin SET t = NULL, f = -0.25 WHERE id = 1",),
 ]
 
-# logical_decoding_work_mem is 64kB: a thousand Inserts overflow it and get streamed (protocol v2+).
-STREAMING = [
-    "INSERT INTO bulk VALUES (100, 'small, not streamed')",
-    "BEGIN;"
-    "INSERT INTO items VALUES (100, 'streamed', 'ok', 1, 0.01, true, '2024-01-02 03:04:05+00', 'd');"
-    "INSERT INTO bulk SELECT g, repeat('s', 20) FROM generate_series(1000, 1999) g;"
-    "UPDATE bulk SET payload = 'changed' WHERE id BETWEEN 1000 AND 1002;"
-    "DELETE FROM bulk WHERE id = 1003;"
-    "SELECT pg_logical_emit_message(true, 'pgcdc.test', 'inside a stream');"
-    "TRUNCATE audit;"
-    "COMMIT",
+# logical_decoding_work_mem is 64kB: ~430 of these Inserts fill it, so 600 get streamed in two segments
+# (protocol v2+) while the recordings stay small.
+STREAMING: list[Tx] = [
+    ("INSERT INTO bulk VALUES (100, 'small, not streamed')",),
+    ("BEGIN",
+     "INSERT INTO items VALUES (100, 'streamed', 'ok', 1, 0.01, true, '2024-01-02 03:04:05+00', 'd')",
+     "INSERT INTO bulk SELECT g, repeat('s', 20) FROM generate_series(1000, 1599) g",
+     "UPDATE bulk SET payload = 'changed' WHERE id BETWEEN 1000 AND 1002",
+     "DELETE FROM bulk WHERE id = 1003",
+     "SELECT pg_logical_emit_message(true, 'pgcdc.test', 'inside a stream')",
+     "TRUNCATE audit",
+     "COMMIT"),
     # A large transaction that rolls back: streamed, then Stream Abort with subxid == xid.
-    "BEGIN; INSERT INTO bulk SELECT g, repeat('r', 20) FROM generate_series(3000, 3999) g; ROLLBACK",
+    ("BEGIN", "INSERT INTO bulk SELECT g, repeat('r', 20) FROM generate_series(3000, 3599) g", "ROLLBACK"),
     # A large subtransaction that rolls back inside a committed transaction: Stream Abort with its subxid.
-    "BEGIN; INSERT INTO bulk VALUES (5000, 'top');"
-    "SAVEPOINT sp; INSERT INTO bulk SELECT g, repeat('a', 20) FROM generate_series(6000, 6999) g;"
-    "ROLLBACK TO SAVEPOINT sp; INSERT INTO bulk VALUES (5001, 'top again'); COMMIT",
+    ("BEGIN", "INSERT INTO bulk VALUES (5000, 'top')",
+     "SAVEPOINT sp", "INSERT INTO bulk SELECT g, repeat('a', 20) FROM generate_series(6000, 6599) g",
+     "ROLLBACK TO SAVEPOINT sp", "INSERT INTO bulk VALUES (5001, 'top again')", "COMMIT"),
 ]
 
-TWO_PHASE = [
-    "INSERT INTO bulk VALUES (7000, 'plain')",
-    "BEGIN; INSERT INTO bulk VALUES (8000, 'prepared'); PREPARE TRANSACTION 'pgcdc_gid_1'",
-    "COMMIT PREPARED 'pgcdc_gid_1'",
-    "BEGIN; INSERT INTO bulk VALUES (8001, 'rolled back'); PREPARE TRANSACTION 'pgcdc_gid_2'",
-    "ROLLBACK PREPARED 'pgcdc_gid_2'",
+TWO_PHASE: list[Tx] = [
+    ("INSERT INTO bulk VALUES (7000, 'plain')",),
+    ("BEGIN", "INSERT INTO bulk VALUES (8000, 'prepared')", "PREPARE TRANSACTION 'pgcdc_gid_1'"),
+    ("COMMIT PREPARED 'pgcdc_gid_1'",),
+    ("BEGIN", "INSERT INTO bulk VALUES (8001, 'rolled back')", "PREPARE TRANSACTION 'pgcdc_gid_2'"),
+    ("ROLLBACK PREPARED 'pgcdc_gid_2'",),
     # Large and prepared: streamed, then Stream Prepare instead of Stream Commit.
-    "BEGIN; INSERT INTO bulk SELECT g, repeat('p', 20) FROM generate_series(9000, 9999) g;"
-    "PREPARE TRANSACTION 'pgcdc_gid_3'",
-    "COMMIT PREPARED 'pgcdc_gid_3'",
+    ("BEGIN", "INSERT INTO bulk SELECT g, repeat('p', 20) FROM generate_series(9000, 9599) g",
+     "PREPARE TRANSACTION 'pgcdc_gid_3'"),
+    ("COMMIT PREPARED 'pgcdc_gid_3'",),
 ]
 
 
 @dataclass
 class Session:
     name: str
-    workload: list[str]
+    workload: list[Tx]
     options: dict[str, str]
     two_phase: bool = False
-    common: dict[str, str] = field(default_factory=lambda: {"publication_names": PUBLICATION, "messages": "true"})
+    common: dict[str, str] = field(
+        default_factory=lambda: {"publication_names": PUBLICATION, "messages": "true"})
 
 
 SESSIONS = [
@@ -140,8 +145,8 @@ def record(pg: PostgresCluster, session: Session, out: Path) -> int:
     pg.execute(f"SELECT pg_create_logical_replication_slot('{slot}', 'pgoutput', false, "
                f"{'true' if session.two_phase else 'false'})", DB)
     with psycopg.connect(pg.dsn(DB), autocommit=True) as conn:
-        for sql in session.workload:
-            conn.execute(sql)
+        for tx in session.workload:
+            conn.execute("; ".join(tx))
         conn.execute("SELECT pg_logical_emit_message(false, 'pgcdc.record', 'end')")
     frames = stream(pg, slot, {**session.common, **session.options})
     with out.open("wb") as f:
@@ -153,7 +158,7 @@ def record(pg: PostgresCluster, session: Session, out: Path) -> int:
 
 def stream(pg: PostgresCluster, slot: str, options: dict[str, str], timeout: float = 60) -> list[bytes]:
     """START_REPLICATION on a replication=database connection, driven on pgconn (NOTES.md)."""
-    # Text output of timestamps follows the walsender's TimeZone: pin it so recordings do not depend on the host.
+    # Timestamps in text follow the walsender's TimeZone: pin it so recordings do not depend on the host.
     conn = psycopg.connect(pg.dsn(DB), replication="database", autocommit=True,
                            options="-c TimeZone=UTC", client_encoding="UTF8")
     try:
@@ -172,7 +177,7 @@ def stream(pg: PostgresCluster, slot: str, options: dict[str, str], timeout: flo
                 frame = bytes(data)
                 frames.append(frame)
                 # The end marker: XLogData whose payload is a Message ('M', flags 0, LSN) with our prefix.
-                if frame[:1] == b"w" and frame[25:26] == b"M" and frame[35:35 + len(END_PREFIX)] == END_PREFIX:
+                if frame[:1] == b"w" and frame[25:26] == b"M" and frame[35:].startswith(END_PREFIX):
                     seen_end = True
                 continue
             if nbytes < 0:
