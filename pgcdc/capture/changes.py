@@ -64,6 +64,7 @@ class ChangeCapture:
         self.commit_us = 0
         self.last_commit_lsn: int | None = None
         self.skipping = False
+        self.skip_upto = -1
         self.total_order = 0
         self.collection_order: dict[str, int] = {}
         self.tx_events = 0
@@ -88,7 +89,10 @@ class ChangeCapture:
         self.total_order = 0
         self.collection_order = {}
         self.tx_events = 0
-        self.skipping = self.resume is not None and self.resume.skips_transaction(msg.final_lsn)
+        resume = self.resume
+        self.skipping = resume is not None and resume.skips_transaction(msg.final_lsn)
+        # Events up to this LSN of this transaction were emitted before a restart (a mid-transaction offset).
+        self.skip_upto = resume.lsn_proc if resume is not None and resume.partial(msg.final_lsn) else -1
 
     def _commit(self, msg: m.Commit, lsn: int) -> None:
         if self.tx_metadata and self.total_order and not self.skipping:
@@ -104,7 +108,9 @@ class ChangeCapture:
             log.info("skipped transaction %s committed at %X/%X: already in the stored offset",
                      self.xid, msg.commit_lsn >> 32, msg.commit_lsn & 0xFFFFFFFF)
         self.skipping = False
-        self.resume = None if self.resume and msg.commit_lsn >= self.resume.lsn_commit else self.resume
+        if self.resume is not None and not self.resume.skips_transaction(msg.commit_lsn):
+            self.resume = None  # past the stored position: nothing more to skip
+        self.skip_upto = -1
 
     # -- schema ------------------------------------------------------------------------------------------
     def _relation(self, msg: m.Relation, lsn: int) -> None:
@@ -147,7 +153,7 @@ class ChangeCapture:
         self.last_lsn = lsn
 
     def _table(self, oid: int, lsn: int) -> TableEvents | None:
-        if self.skipping or (self.resume is not None and self.resume.skips_event(self.final_lsn, lsn)):
+        if self.skipping or lsn <= self.skip_upto:
             return None
         return self.relations.get(oid)
 
@@ -202,8 +208,7 @@ class ChangeCapture:
                 self._emit(t, "t", None, None, None, lsn)
 
     def _message(self, msg: m.LogicalMessage, lsn: int) -> None:
-        if msg.transactional and (self.skipping or (
-                self.resume is not None and self.resume.skips_event(self.final_lsn, lsn))):
+        if msg.transactional and (self.skipping or lsn <= self.skip_upto):
             return
         now_ns = time.time_ns()
         # A non-transactional message has no commit time of its own; Debezium reports the last one seen,

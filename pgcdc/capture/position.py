@@ -23,10 +23,11 @@ class Position:
     commit_us: int
 
     def to_offset(self) -> dict[str, Any]:
+        # Exactly what Debezium stores after it processed a COMMIT: every LSN is the commit's end LSN.
         return {
-            "lsn_proc": self.last_lsn,
+            "lsn_proc": self.end_lsn,
             "messageType": "COMMIT",
-            "lsn_commit": self.commit_lsn,
+            "lsn_commit": self.end_lsn,
             "lsn": self.end_lsn,
             "txId": self.xid,
             "ts_usec": self.commit_us,
@@ -35,33 +36,44 @@ class Position:
 
 @dataclass(frozen=True, slots=True)
 class ResumePoint:
-    """What a stored offset says was already emitted."""
+    """What a stored offset says was already emitted.
+
+    Debezium's `lsn_commit` is the end LSN of the last transaction it finished; `lsn_proc` the last event it
+    processed. After a COMMIT all three LSNs are that commit's end. Mid-transaction (an offset Debezium stored
+    per event), the first transaction committing after `lsn_commit` was emitted up to `lsn_proc`.
+    """
 
     lsn: int
     lsn_commit: int
     lsn_proc: int
-    complete: bool  # the transaction at lsn_commit was fully emitted
+    complete: bool  # no transaction after lsn_commit was partly emitted
 
     @classmethod
     def from_offset(cls, offset: dict[str, Any]) -> ResumePoint:
         lsn = int(offset.get("lsn") or 0)
         if offset.get("lsn_commit") is None:
-            # After a snapshot: stream everything that commits at or after the consistent point.
-            return cls(lsn=lsn, lsn_commit=lsn, lsn_proc=0, complete=False)
+            if offset.get("messageType") is not None:
+                # Debezium, inside the first transaction after its snapshot: no commit seen yet.
+                return cls(lsn=lsn, lsn_commit=0, lsn_proc=int(offset.get("lsn_proc") or lsn), complete=False)
+            # After a snapshot: stream everything that commits after the consistent point.
+            return cls(lsn=lsn, lsn_commit=lsn, lsn_proc=0, complete=True)
         commit = int(offset["lsn_commit"])
-        proc = int(offset.get("lsn_proc") or 0)
-        return cls(lsn=lsn, lsn_commit=commit, lsn_proc=proc, complete=offset.get("messageType") == "COMMIT")
+        proc = int(offset.get("lsn_proc") or lsn)
+        complete = offset.get("messageType") == "COMMIT" or proc <= commit
+        return cls(lsn=lsn, lsn_commit=commit, lsn_proc=proc, complete=complete)
 
     @property
     def start_lsn(self) -> int:
         """Where to ask the server to start: it skips transactions that committed before this point."""
-        return self.lsn if self.complete else min(self.lsn, self.lsn_commit)
+        return self.lsn_commit
 
     def skips_transaction(self, final_lsn: int) -> bool:
-        return final_lsn < self.lsn_commit or (final_lsn == self.lsn_commit and self.complete)
+        """A transaction whose commit record lies before the stored commit end was emitted whole."""
+        return final_lsn < self.lsn_commit
 
-    def skips_event(self, final_lsn: int, lsn: int) -> bool:
-        return final_lsn == self.lsn_commit and lsn <= self.lsn_proc
+    def partial(self, final_lsn: int) -> bool:
+        """This transaction (the first one after lsn_commit) was emitted up to lsn_proc."""
+        return not self.complete and final_lsn >= self.lsn_commit
 
 
 @dataclass(frozen=True, slots=True)

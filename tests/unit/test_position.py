@@ -1,4 +1,4 @@
-"""Resume rules for offsets written by pgcdc (transaction ends), by Debezium (any event) and after a snapshot."""
+"""Resume rules for offsets written by pgcdc and by Debezium (measured formats), and after a snapshot."""
 
 from __future__ import annotations
 
@@ -7,28 +7,43 @@ import pytest
 from pgcdc.capture.position import Position, ResumePoint, SnapshotDone
 
 
-def test_own_offset_round_trip_skips_the_whole_transaction() -> None:
+def test_own_offset_is_debeziums_commit_offset() -> None:
     pos = Position(end_lsn=500, commit_lsn=480, last_lsn=470, xid=9, commit_us=1)
+    assert pos.to_offset() == {"lsn_proc": 500, "messageType": "COMMIT", "lsn_commit": 500, "lsn": 500,
+                               "txId": 9, "ts_usec": 1}
     rp = ResumePoint.from_offset(pos.to_offset())
-    assert rp.start_lsn == 500
-    assert rp.skips_transaction(480) and rp.skips_transaction(100)
-    assert not rp.skips_transaction(481)
+    assert rp.start_lsn == 500 and rp.complete
+    assert rp.skips_transaction(480) and not rp.skips_transaction(501)
+    assert not rp.partial(600)
 
 
-def test_debezium_mid_transaction_offset_skips_processed_events_only() -> None:
-    rp = ResumePoint.from_offset({"lsn_proc": 300, "messageType": "INSERT", "lsn_commit": 480, "lsn": 300,
+def test_debezium_mid_transaction_offset() -> None:
+    # Stored by Debezium after the DELETE at 300 of a transaction that commits at 480; the previous
+    # transaction ended at 200.
+    rp = ResumePoint.from_offset({"lsn_proc": 300, "messageType": "DELETE", "lsn_commit": 200, "lsn": 300,
                                   "txId": 9, "ts_usec": 1})
-    assert not rp.skips_transaction(480) and rp.skips_transaction(479)
-    assert rp.skips_event(480, 300) and not rp.skips_event(480, 301)
-    assert not rp.skips_event(600, 10)
-    assert rp.start_lsn == 300
+    assert rp.start_lsn == 200
+    assert rp.skips_transaction(150) and not rp.skips_transaction(480)
+    assert rp.partial(480) and rp.lsn_proc == 300
+
+
+def test_debezium_offset_where_event_and_commit_coincide() -> None:
+    rp = ResumePoint.from_offset({"lsn_proc": 26363272, "messageType": "DELETE", "lsn_commit": 26363272,
+                                  "lsn": 26363272, "txId": 732, "ts_usec": 1})
+    assert rp.complete or rp.lsn_proc <= rp.lsn_commit
 
 
 def test_snapshot_offset_streams_everything_from_the_consistent_point() -> None:
     rp = ResumePoint.from_offset(SnapshotDone(end_lsn=1000, xid=5, ts_us=2).to_offset())
     assert rp.start_lsn == 1000
     assert not rp.skips_transaction(1000) and rp.skips_transaction(999)
-    assert not rp.skips_event(1000, 1000)
+    assert not rp.partial(1000)
+
+
+def test_debezium_first_transaction_after_snapshot() -> None:
+    rp = ResumePoint.from_offset({"lsn_proc": 52551360, "messageType": "INSERT", "lsn": 52551360, "txId": 800,
+                                  "ts_usec": 1})
+    assert rp.partial(52551500) and rp.lsn_proc == 52551360 and not rp.skips_transaction(52551500)
 
 
 @pytest.mark.parametrize("offset", [
