@@ -59,7 +59,7 @@ class ResumePoint:
             return cls(lsn=lsn, lsn_commit=lsn, lsn_proc=0, complete=True)
         commit = int(offset["lsn_commit"])
         proc = int(offset.get("lsn_proc") or lsn)
-        complete = offset.get("messageType") == "COMMIT" or proc <= commit
+        complete = offset.get("messageType") == "COMMIT"
         return cls(lsn=lsn, lsn_commit=commit, lsn_proc=proc, complete=complete)
 
     @property
