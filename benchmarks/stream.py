@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import resource
 import subprocess
-import threading
 import time
 from pathlib import Path
 
@@ -49,7 +48,8 @@ def run_recvlogical(pg: PostgresCluster, db: str, slot: str, pub: str, end_lsn: 
     return time.perf_counter() - t0
 
 
-def run_pgcdc(pg: PostgresCluster, broker: TansuBroker, db: str, slot: str, pub: str, end_lsn: int) -> tuple[float, int]:
+def run_pgcdc(pg: PostgresCluster, broker: TansuBroker, db: str, slot: str, pub: str,
+              end_lsn: int) -> tuple[float, int]:
     config = build_config({
         "name": "bench", "topic.prefix": "bench", **pg.connection_properties(db), "slot.name": slot,
         "publication.name": pub, "snapshot.mode": "no_data", "bootstrap.servers": broker.bootstrap_servers,

@@ -10,9 +10,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import psycopg
 
@@ -27,7 +28,8 @@ from pgcdc.errors import PgcdcError, SourceError
 from pgcdc.lsn import format_lsn
 from pgcdc.offsets import OffsetStore, make_offset_store
 from pgcdc.pgtypes import Modes
-from pgcdc.protocol import PgoutputDecoder, messages as m
+from pgcdc.protocol import PgoutputDecoder
+from pgcdc.protocol import messages as m
 from pgcdc.sink import Sink, make_sink
 from pgcdc.source import slot as slots
 from pgcdc.source.catalog import Catalog

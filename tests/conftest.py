@@ -7,8 +7,8 @@ test fails with the reason. Nothing that could run is mocked.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 

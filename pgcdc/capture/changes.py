@@ -10,14 +10,20 @@ from __future__ import annotations
 import base64
 import logging
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import orjson
 
 from pgcdc.capture.position import Position, ResumePoint
 from pgcdc.envelope import connect
-from pgcdc.envelope.source import (DEBEZIUM_VERSION, MESSAGE_KEY_SCHEMA, TX_KEY_SCHEMA, TX_VALUE_SCHEMA,
-                                   message_value_schema)
+from pgcdc.envelope.source import (
+    DEBEZIUM_VERSION,
+    MESSAGE_KEY_SCHEMA,
+    TX_KEY_SCHEMA,
+    TX_VALUE_SCHEMA,
+    message_value_schema,
+)
 from pgcdc.envelope.table import TableEvents
 from pgcdc.protocol import messages as m
 from pgcdc.sink import Sink
@@ -144,7 +150,8 @@ class ChangeCapture:
               headers: list[tuple[str, bytes]] | None = None) -> None:
         now_ns = time.time_ns()
         payload = {
-            "before": before, "after": after, "source": self._source(t, lsn), "transaction": self._tx_block(t.collection, lsn),
+            "before": before, "after": after, "source": self._source(t, lsn),
+            "transaction": self._tx_block(t.collection, lsn),
             "op": op, "ts_ms": now_ns // 1_000_000, "ts_us": now_ns // 1000, "ts_ns": now_ns,
         }
         self.sink.send(t.topic, key, t.value(payload), headers + self.headers if headers else self.headers)

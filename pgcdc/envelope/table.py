@@ -6,8 +6,9 @@ record; everything named, formatted or validated is done here in the constructor
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from pgcdc.envelope import connect
 from pgcdc.envelope.source import SOURCE_SCHEMA, TRANSACTION_SCHEMA

@@ -165,8 +165,7 @@ class PostgresCluster:
         conf = {**self.settings, "listen_addresses": "'127.0.0.1'", "port": str(self.port),
                 "unix_socket_directories": f"'{self.sockdir}'"}
         with open(self.datadir / "postgresql.conf", "a") as f:
-            for k, v in conf.items():
-                f.write(f"{k} = {v}\n")
+            f.writelines(f"{k} = {v}\n" for k, v in conf.items())
         return self
 
     def start(self, timeout: float = 60) -> PostgresCluster:
@@ -197,8 +196,7 @@ class PostgresCluster:
     def reconfigure(self, **settings: str) -> None:
         """Append settings to postgresql.conf; takes effect on the next restart."""
         with open(self.datadir / "postgresql.conf", "a") as f:
-            for k, v in settings.items():
-                f.write(f"{k} = {v}\n")
+            f.writelines(f"{k} = {v}\n" for k, v in settings.items())
 
     def cleanup(self) -> None:
         self.stop("immediate")

@@ -7,8 +7,9 @@ when a Relation arrives; the hot path only calls `Converter.fn`.
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from pgcdc.errors import ConversionError
 from pgcdc.pgtypes import numbers, temporal
@@ -18,10 +19,17 @@ Fn = Callable[[str], Any]
 
 
 class ColumnLike(Protocol):
-    name: str
-    type_name: str
-    base_type_name: str
-    type_modifier: int
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def type_name(self) -> str: ...
+
+    @property
+    def base_type_name(self) -> str: ...
+
+    @property
+    def type_modifier(self) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)

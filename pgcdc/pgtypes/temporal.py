@@ -7,11 +7,11 @@ microseconds depending on the column's precision, and timestamptz as an ISO-8601
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
 EPOCH = datetime(1970, 1, 1)
-EPOCH_TZ = datetime(1970, 1, 1, tzinfo=timezone.utc)
+EPOCH_TZ = datetime(1970, 1, 1, tzinfo=UTC)
 ONE_US = timedelta(microseconds=1)
 US_PER_DAY = 86_400_000_000
 

@@ -63,12 +63,10 @@ class ReplicationStream:
             if nbytes > 0:
                 frame = parse_copy_data(data)
                 if isinstance(frame, XLogData):
-                    if frame.end_lsn > self.received_lsn:
-                        self.received_lsn = frame.end_lsn
+                    self.received_lsn = max(self.received_lsn, frame.end_lsn)
                     return frame
                 if isinstance(frame, PrimaryKeepalive):
-                    if frame.end_lsn > self.received_lsn:
-                        self.received_lsn = frame.end_lsn
+                    self.received_lsn = max(self.received_lsn, frame.end_lsn)
                     if frame.reply_requested:
                         self.send_status(force=True)
                 continue

@@ -88,7 +88,7 @@ def _jvm_main(config: dict[str, Any], out_path: Path, max_records: int | None, i
     # The engine's JSON format reads converter settings under "converter."; Connect's names are key./value.
     for side in ("key", "value"):
         if f"{side}.converter.schemas.enable" in conf:
-            conf[f"converter.schemas.enable"] = conf[f"{side}.converter.schemas.enable"]
+            conf["converter.schemas.enable"] = conf[f"{side}.converter.schemas.enable"]
     for k, v in conf.items():
         props.setProperty(str(k), str(v))
     engine = (JEngine.create(JJson.class_, JJson.class_, JJson.class_)

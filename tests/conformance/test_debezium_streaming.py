@@ -61,7 +61,8 @@ SCENARIOS: dict[str, tuple[str, dict[str, str], list[str]]] = {
             " '2024-01-02 03:04:05.1+00', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '{\"a\": [1, 2.5]}',"
             " '{\"b\": {\"c\": null}}', '{1,2,NULL}', '{\"x y\",\"\"}')",
             "INSERT INTO t_types (nn) VALUES (1)",
-            "INSERT INTO t_types (n, nv, r, d, dt, ts, tz, ai, at) VALUES (-0.01, -100, 'NaN', 'Infinity', '2000-01-01',"
+            "INSERT INTO t_types (n, nv, r, d, dt, ts, tz, ai, at) VALUES (-0.01, -100, 'NaN', 'Infinity',"
+            " '2000-01-01',"
             " '1970-01-01 00:00:00', '1970-01-01 00:00:00+00', '{}', '{}')",
             "INSERT INTO t_types (nv, d, r, ts, tm) VALUES (0.000001, 123456789.125, -0.0, '2038-01-19 03:14:08',"
             " '00:00:00')",

@@ -57,7 +57,7 @@ def test_primary_key_change_is_delete_tombstone_create(pg: PostgresCluster, dbna
         run_sql(pg, dbname, "UPDATE k SET id = 2 WHERE id = 1")
         records = wait_records(sink, 3)
     assert ops(records) == [("test.public.k", "d"), ("test.public.k", None), ("test.public.k", "c")]
-    delete, tomb, create = records
+    delete, _tomb, create = records
     assert delete["key"]["payload"] == {"id": 1} and create["key"]["payload"] == {"id": 2}
     assert ["__debezium.newkey", {"schema": delete["key"]["schema"], "payload": {"id": 2}}] in delete["headers"]
     assert ["__debezium.oldkey", {"schema": delete["key"]["schema"], "payload": {"id": 1}}] in create["headers"]

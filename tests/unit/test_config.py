@@ -26,7 +26,8 @@ def test_defaults_are_debeziums() -> None:
 def test_connect_json_works_unchanged(tmp_path) -> None:
     connector = {"name": "inventory-connector", "config": {
         "connector.class": "io.debezium.connector.postgresql.PostgresConnector", "tasks.max": "1",
-        "plugin.name": "pgoutput", "database.port": 5432, "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "plugin.name": "pgoutput", "database.port": 5432,
+        "key.converter": "org.apache.kafka.connect.json.JsonConverter",
         "value.converter.schemas.enable": False, "kafka.acks": "all", "producer.override.linger.ms": "20",
         "heartbeat.interval.ms": "10000", "snapshot.fetch.size": "1000", **BASE}}
     p = tmp_path / "c.json"
