@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 import select
 import time
-from collections import deque
 
 import psycopg
 from psycopg import pq
@@ -38,7 +37,6 @@ class ReplicationStream:
         self.received_lsn = 0
         self.flushed_lsn = 0
         self._last_status = 0.0
-        self._pending: deque[XLogData] = deque()
 
     def start(self, slot: str, start_lsn: int, options: dict[str, str]) -> None:
         opts = ", ".join(f"{k} '{v}'" for k, v in options.items())
@@ -54,8 +52,6 @@ class ReplicationStream:
 
     def read(self, timeout: float) -> XLogData | None:
         """The next XLogData frame, or None if none arrived within `timeout` seconds."""
-        if self._pending:
-            return self._pending.popleft()
         deadline = time.monotonic() + timeout
         pgconn = self.pgconn
         while True:
