@@ -23,7 +23,9 @@ class KafkaSink:
         self._errors: list[Any] = []
         self.sent = 0
         try:
-            self._producer = Producer({**producer_config, "error_cb": self._on_error})
+            # One delivery callback for all records, set in the config, so produce() takes no per-call closure.
+            self._producer = Producer({**producer_config, "error_cb": self._on_error,
+                                       "on_delivery": self._on_delivery})
         except KafkaException as exc:
             raise SinkError(f"kafka: bad producer configuration: {exc.args[0]}") from None
         self._check_reachable(producer_config.get("bootstrap.servers", ""))
@@ -48,7 +50,7 @@ class KafkaSink:
         produce = self._producer.produce
         while True:
             try:
-                produce(topic, value, key, headers=headers, on_delivery=self._on_delivery)
+                produce(topic, value, key, headers=headers)
                 break
             except BufferError:
                 # librdkafka's queue is full: serve delivery reports until there is room (backpressure).
