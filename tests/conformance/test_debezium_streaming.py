@@ -91,6 +91,14 @@ SCENARIOS: dict[str, tuple[str, dict[str, str], list[str]]] = {
         {"key.converter.schemas.enable": "false", "value.converter.schemas.enable": "false"},
         ["INSERT INTO s VALUES (1, 1.5, 'x')", "UPDATE s SET id = 2", "DELETE FROM s"],
     ),
+    "replica_identity_index": (
+        "CREATE TABLE ui (id int PRIMARY KEY, code text NOT NULL, v int);"
+        "CREATE UNIQUE INDEX ui_code ON ui (code); ALTER TABLE ui REPLICA IDENTITY USING INDEX ui_code;"
+        "INSERT INTO ui VALUES (1, 'a', 0), (2, 'c', 0)",
+        {},
+        ["UPDATE ui SET code = 'b' WHERE id = 1", "UPDATE ui SET v = 5 WHERE id = 1",
+         "UPDATE ui SET id = 3 WHERE id = 2", "DELETE FROM ui"],
+    ),
     "message_key_columns": (
         "CREATE TABLE mk (a int, b text, c int); ALTER TABLE mk REPLICA IDENTITY FULL",
         {"message.key.columns": "public\\.mk:b,a"},

@@ -169,3 +169,4 @@ def test_schemas_enable(pg: PostgresCluster, dbname: str, schemas: str) -> None:
         assert set(rec["key"]) == {"schema", "payload"} and set(rec["value"]) == {"schema", "payload"}
     else:
         assert rec["key"] == {"id": 7} and rec["value"]["after"] == {"id": 7}
+
