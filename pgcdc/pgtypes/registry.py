@@ -145,8 +145,17 @@ def _date(c: ColumnLike, m: Modes) -> Converter:
     if m.time == "connect":
         return Converter(_s("int32", "org.apache.kafka.connect.data.Date", 1), temporal.date_days)
     if m.time == "isostring":
-        return Converter(_s("string", "io.debezium.time.IsoDate", 1), None)
+        return Converter(_s("string", "io.debezium.time.IsoDate", 1), _iso_suffix)
     return Converter(_s("int32", "io.debezium.time.Date", 1), temporal.date_days)
+
+
+def _iso_suffix(text: str) -> str:
+    # time.precision.mode=isostring: ISO text in UTC with a 'Z' (measured: '1969-07-20Z', '12:00:00.5Z').
+    return text + "Z"
+
+
+def _iso_timestamp(text: str) -> str:
+    return text.replace(" ", "T", 1) + "Z"
 
 
 def _ms(f: Fn) -> Fn:
@@ -157,7 +166,7 @@ def _time(c: ColumnLike, m: Modes) -> Converter:
     if m.time == "connect":
         return Converter(_s("int32", "org.apache.kafka.connect.data.Time", 1), _ms(temporal.time_us))
     if m.time == "isostring":
-        return Converter(_s("string", "io.debezium.time.IsoTime", 1), None)
+        return Converter(_s("string", "io.debezium.time.IsoTime", 1), _iso_suffix)
     if m.time == "adaptive" and _precision(c) <= 3:
         return Converter(_s("int32", "io.debezium.time.Time", 1), _ms(temporal.time_us))
     return Converter(_s("int64", "io.debezium.time.MicroTime", 1), temporal.time_us)
@@ -167,7 +176,7 @@ def _timestamp(c: ColumnLike, m: Modes) -> Converter:
     if m.time == "connect":
         return Converter(_s("int64", "org.apache.kafka.connect.data.Timestamp", 1), _ms(temporal.timestamp_us))
     if m.time == "isostring":
-        return Converter(_s("string", "io.debezium.time.IsoTimestamp", 1), None)
+        return Converter(_s("string", "io.debezium.time.IsoTimestamp", 1), _iso_timestamp)
     if _precision(c) <= 3:
         return Converter(_s("int64", "io.debezium.time.Timestamp", 1), _ms(temporal.timestamp_us))
     return Converter(_s("int64", "io.debezium.time.MicroTimestamp", 1), temporal.timestamp_us)

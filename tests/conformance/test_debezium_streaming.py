@@ -20,6 +20,29 @@ from tests.harness import Running, make_config, wait_for
 
 BIG = "".join(chr(0x41 + (i * 7919) % 26) for i in range(12000))
 
+TYPES_SETUP, _, TYPES_WORKLOAD = (
+    "CREATE TABLE t_types (id serial PRIMARY KEY, i2 smallint, i4 integer, i8 bigint, n numeric(10,2),"
+    " nv numeric, r real, d double precision, b boolean, t text, vc varchar(20), c char(5), by bytea,"
+    " dt date, tm time, tm3 time(3), ts timestamp, ts3 timestamp(3), tz timestamptz, tz3 timestamptz(3),"
+    " u uuid, j json, jb jsonb, ai int4[], at text[], nn int NOT NULL DEFAULT 0)",
+    None,
+    [
+        "INSERT INTO t_types (i2, i4, i8, n, nv, r, d, b, t, vc, c, by, dt, tm, tm3, ts, ts3, tz, tz3, u, j, jb,"
+        " ai, at) VALUES (-32768, 2147483647, -9223372036854775808, 12345678.91, 3.14159265358979,"
+        " 1.5, 1e-300, true, 'héllo ✓', 'vc', 'ab', '\\x00ff10', '1969-07-20', '23:59:59.999999',"
+        " '12:00:00.5', '2024-02-29 12:34:56.789012', '1900-01-01 00:00:00.001', '2024-01-02 03:04:05+02',"
+        " '2024-01-02 03:04:05.1+00', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '{\"a\": [1, 2.5]}',"
+        " '{\"b\": {\"c\": null}}', '{1,2,NULL}', '{\"x y\",\"\"}')",
+        "INSERT INTO t_types (nn) VALUES (1)",
+        "INSERT INTO t_types (n, nv, r, d, dt, ts, tz, ai, at) VALUES (-0.01, -100, 'NaN', 'Infinity',"
+        " '2000-01-01', '1970-01-01 00:00:00', '1970-01-01 00:00:00+00', '{}', '{}')",
+        "INSERT INTO t_types (nv, d, r, ts, tm) VALUES (0.000001, 123456789.125, -0.0, '2038-01-19 03:14:08',"
+        " '00:00:00')",
+        "UPDATE t_types SET t = 'updated', d = 1e20 WHERE id = 1",
+        "DELETE FROM t_types WHERE id = 2",
+    ],
+)
+
 SCENARIOS: dict[str, tuple[str, dict[str, str], list[str]]] = {
     "ops": (
         "CREATE TABLE items (id int PRIMARY KEY, name text NOT NULL, price numeric(10,2));"
@@ -47,29 +70,14 @@ SCENARIOS: dict[str, tuple[str, dict[str, str], list[str]]] = {
             "INSERT INTO items VALUES (10, 'last', -0.01)",
         ],
     ),
-    "types": (
-        "CREATE TABLE t_types (id serial PRIMARY KEY, i2 smallint, i4 integer, i8 bigint, n numeric(10,2),"
-        " nv numeric, r real, d double precision, b boolean, t text, vc varchar(20), c char(5), by bytea,"
-        " dt date, tm time, tm3 time(3), ts timestamp, ts3 timestamp(3), tz timestamptz, tz3 timestamptz(3),"
-        " u uuid, j json, jb jsonb, ai int4[], at text[], nn int NOT NULL DEFAULT 0)",
-        {},
-        [
-            "INSERT INTO t_types (i2, i4, i8, n, nv, r, d, b, t, vc, c, by, dt, tm, tm3, ts, ts3, tz, tz3, u, j, jb,"
-            " ai, at) VALUES (-32768, 2147483647, -9223372036854775808, 12345678.91, 3.14159265358979,"
-            " 1.5, 1e-300, true, 'héllo ✓', 'vc', 'ab', '\\x00ff10', '1969-07-20', '23:59:59.999999',"
-            " '12:00:00.5', '2024-02-29 12:34:56.789012', '1900-01-01 00:00:00.001', '2024-01-02 03:04:05+02',"
-            " '2024-01-02 03:04:05.1+00', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '{\"a\": [1, 2.5]}',"
-            " '{\"b\": {\"c\": null}}', '{1,2,NULL}', '{\"x y\",\"\"}')",
-            "INSERT INTO t_types (nn) VALUES (1)",
-            "INSERT INTO t_types (n, nv, r, d, dt, ts, tz, ai, at) VALUES (-0.01, -100, 'NaN', 'Infinity',"
-            " '2000-01-01',"
-            " '1970-01-01 00:00:00', '1970-01-01 00:00:00+00', '{}', '{}')",
-            "INSERT INTO t_types (nv, d, r, ts, tm) VALUES (0.000001, 123456789.125, -0.0, '2038-01-19 03:14:08',"
-            " '00:00:00')",
-            "UPDATE t_types SET t = 'updated', d = 1e20 WHERE id = 1",
-            "DELETE FROM t_types WHERE id = 2",
-        ],
-    ),
+    "types": (TYPES_SETUP, {}, TYPES_WORKLOAD),
+    "types_string_connect_base64": (TYPES_SETUP, {"decimal.handling.mode": "string", "time.precision.mode": "connect",
+                                                  "binary.handling.mode": "base64"}, TYPES_WORKLOAD),
+    "types_double_micro_hex": (TYPES_SETUP, {"decimal.handling.mode": "double",
+                                             "time.precision.mode": "adaptive_time_microseconds",
+                                             "binary.handling.mode": "hex"}, TYPES_WORKLOAD),
+    "types_isostring_urlsafe": (TYPES_SETUP, {"time.precision.mode": "isostring",
+                                              "binary.handling.mode": "base64-url-safe"}, TYPES_WORKLOAD),
     "txmeta": (
         "CREATE TABLE a (id int PRIMARY KEY); CREATE TABLE b (id int PRIMARY KEY, v text)",
         {"provide.transaction.metadata": "true"},
