@@ -94,6 +94,9 @@ class ConnectorConfig(BaseModel):
     binary_handling_mode: Literal["bytes", "base64", "base64-url-safe", "hex"] = Field(
         "bytes", alias="binary.handling.mode"
     )
+    interval_handling_mode: Literal["numeric", "string"] = Field("numeric", alias="interval.handling.mode")
+    hstore_handling_mode: Literal["json", "map"] = Field("json", alias="hstore.handling.mode")
+    money_fraction_digits: int = Field(2, alias="money.fraction.digits", ge=0, le=20)
     unavailable_value_placeholder: str = Field(
         "__debezium_unavailable_value", alias="unavailable.value.placeholder"
     )

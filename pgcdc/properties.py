@@ -21,7 +21,7 @@ ACCEPTED_NOT_IMPLEMENTED: frozenset[str] = frozenset(
     signal.kafka.groupId signal.poll.interval.ms signal.file
     heartbeat.action.query topic.heartbeat.prefix heartbeat.topics.prefix
     column.mask.hash.v2 column.propagate.source.type datatype.propagate.source.type
-    money.fraction.digits hstore.handling.mode interval.handling.mode include.unknown.datatypes
+    include.unknown.datatypes
     schema.refresh.mode schema.name.adjustment.mode field.name.adjustment.mode sanitize.field.names
     slot.stream.params slot.max.retries slot.retry.delay.ms slot.failover lsn.flush.mode flush.lsn.source
     xmin.fetch.interval.ms database.initial.statements database.tcpKeepAlive database.connectTimeoutMs

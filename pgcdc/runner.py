@@ -71,7 +71,8 @@ class Connector:
         return EnvelopeSettings(
             topic_prefix=c.topic_prefix,
             modes=Modes(decimal=c.decimal_handling_mode, time=c.time_precision_mode,
-                        binary=c.binary_handling_mode),
+                        binary=c.binary_handling_mode, interval=c.interval_handling_mode,
+                        hstore=c.hstore_handling_mode, money_digits=c.money_fraction_digits),
             key_schemas=c.key_converter_schemas_enable, value_schemas=c.value_converter_schemas_enable,
             placeholder=c.unavailable_value_placeholder, message_key_columns=c.message_key_columns,
         )
@@ -93,7 +94,7 @@ class Connector:
                     ci = by_name.get(c.name)
                     cols.append(ColumnSpec(c.name, ci.type_name if ci else "", ci.base_type_name if ci else "",
                                            c.type_modifier, ci.not_null if ci else False,
-                                           ci.default if ci else None))
+                                           ci.default if ci else None, ci.enum_labels if ci else None))
                 pk = info.primary_key
             return TableEvents(rel.namespace, rel.name, cols, pk, settings)
 

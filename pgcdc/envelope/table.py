@@ -39,6 +39,7 @@ class ColumnSpec:
     type_modifier: int
     not_null: bool
     default: str | None = None  # the DEFAULT expression's text
+    enum_labels: str | None = None  # for enum columns (and enum arrays): the labels, comma-separated
 
 
 def key_columns_override(spec: str, schema: str, table: str) -> tuple[str, ...] | None:

@@ -60,8 +60,8 @@ def array_converter(element: Callable[[str], Any] | None) -> Callable[[str], Any
     the way Debezium does: nested lists are kept as nested arrays)."""
 
     def convert_level(items: list[Any]) -> list[Any]:
-        return [None if v is None else convert_level(v) if isinstance(v, list)
-                else (element(v) if element else v) for v in items]
+        # Debezium 3.6 writes each inner array of a multi-dimensional array as null (measured).
+        return [None if v is None or isinstance(v, list) else (element(v) if element else v) for v in items]
 
     def convert(text: str) -> list[Any]:
         return convert_level(parse_array(text))

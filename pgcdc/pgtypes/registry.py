@@ -7,12 +7,13 @@ when a Relation arrives; the hot path only calls `Converter.fn`.
 from __future__ import annotations
 
 import base64
+from decimal import Decimal
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pgcdc.errors import ConversionError
-from pgcdc.pgtypes import numbers, temporal
+from pgcdc.pgtypes import numbers, special, temporal
 from pgcdc.pgtypes.arrays import array_converter
 
 Fn = Callable[[str], Any]
@@ -21,6 +22,9 @@ Fn = Callable[[str], Any]
 class ColumnLike(Protocol):
     @property
     def name(self) -> str: ...
+
+    @property
+    def enum_labels(self) -> str | None: ...
 
     @property
     def type_name(self) -> str: ...
@@ -37,6 +41,9 @@ class Modes:
     decimal: str = "precise"  # decimal.handling.mode
     time: str = "adaptive"  # time.precision.mode
     binary: str = "bytes"  # binary.handling.mode
+    interval: str = "numeric"  # interval.handling.mode
+    hstore: str = "json"  # hstore.handling.mode
+    money_digits: int = 2  # money.fraction.digits
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +94,7 @@ def _numeric(c: ColumnLike, m: Modes) -> Converter:
     if m.decimal == "double":
         return Converter(_s("double"), numbers.java_double)
     if m.decimal == "string":
-        return Converter(_s("string"), None)
+        return Converter(_s("string"), _numeric_string)
     if typmod < 4:
         # numeric without precision: io.debezium.data.VariableScaleDecimal {scale, value}.
         schema = {
@@ -122,6 +129,10 @@ def _numeric(c: ColumnLike, m: Modes) -> Converter:
     return Converter(schema, fixed)
 
 
+def _numeric_string(text: str) -> str:
+    return "NAN" if text == "NaN" else text  # Java's BigDecimal-less NaN spelling in Debezium (measured)
+
+
 def _bytea(c: ColumnLike, m: Modes) -> Converter:
     def to_bytes(text: str) -> bytes:
         if text.startswith("\\x"):
@@ -142,11 +153,10 @@ def _precision(c: ColumnLike, default: int = 6) -> int:
 
 
 def _date(c: ColumnLike, m: Modes) -> Converter:
-    if m.time == "connect":
-        return Converter(_s("int32", "org.apache.kafka.connect.data.Date", 1), temporal.date_days)
     if m.time == "isostring":
         return Converter(_s("string", "io.debezium.time.IsoDate", 1), _iso_suffix)
-    return Converter(_s("int32", "io.debezium.time.Date", 1), temporal.date_days)
+    name = "org.apache.kafka.connect.data.Date" if m.time == "connect" else "io.debezium.time.Date"
+    return Converter(_s("int32", name, 1), _with_infinity(temporal.date_days, temporal.DATE_INFINITY))
 
 
 def _iso_suffix(text: str) -> str:
@@ -173,19 +183,72 @@ def _time(c: ColumnLike, m: Modes) -> Converter:
 
 
 def _timestamp(c: ColumnLike, m: Modes) -> Converter:
-    if m.time == "connect":
-        return Converter(_s("int64", "org.apache.kafka.connect.data.Timestamp", 1), _ms(temporal.timestamp_us))
     if m.time == "isostring":
         return Converter(_s("string", "io.debezium.time.IsoTimestamp", 1), _iso_timestamp)
+    if m.time == "connect":
+        return Converter(_s("int64", "org.apache.kafka.connect.data.Timestamp", 1),
+                         _with_infinity(_ms(temporal.timestamp_us), temporal.TIMESTAMP_MS_INFINITY))
     if _precision(c) <= 3:
-        return Converter(_s("int64", "io.debezium.time.Timestamp", 1), _ms(temporal.timestamp_us))
-    return Converter(_s("int64", "io.debezium.time.MicroTimestamp", 1), temporal.timestamp_us)
+        return Converter(_s("int64", "io.debezium.time.Timestamp", 1),
+                         _with_infinity(_ms(temporal.timestamp_us), temporal.TIMESTAMP_MS_INFINITY))
+    return Converter(_s("int64", "io.debezium.time.MicroTimestamp", 1),
+                     _with_infinity(temporal.timestamp_us, temporal.TIMESTAMP_US_INFINITY))
 
 
 def _timestamptz(c: ColumnLike, m: Modes) -> Converter:
     digits = _precision(c)
-    return Converter(_s("string", "io.debezium.time.ZonedTimestamp", 1),
-                     lambda t: temporal.iso_utc(temporal.timestamptz_us(t), digits))
+
+    def convert(t: str) -> str:
+        if t in ("infinity", "-infinity"):  # Debezium passes PostgreSQL's word through
+            return t
+        return temporal.iso_utc(temporal.timestamptz_us(t), digits)
+
+    return Converter(_s("string", "io.debezium.time.ZonedTimestamp", 1), convert)
+
+
+def _with_infinity(fn: Fn, values: dict[str, int]) -> Fn:
+    def convert(t: str) -> Any:
+        special = values.get(t)
+        return fn(t) if special is None else special
+
+    return convert
+
+
+def _interval(c: ColumnLike, m: Modes) -> Converter:
+    if m.interval == "string":
+        return Converter(_s("string", "io.debezium.time.Interval", 1), special.interval_iso)
+    return Converter(_s("int64", "io.debezium.time.MicroDuration", 1), special.interval_us)
+
+
+def _bit(c: ColumnLike, m: Modes) -> Converter:
+    length = c.type_modifier
+    if c.base_type_name == "bit" and length in (1, -1):
+        return Converter(_s("boolean"), special.bit_bool)
+    return Converter(_s("bytes", "io.debezium.data.Bits", 1, length=str(length if length > 0 else 2147483647)),
+                     special.bits_bytes)
+
+
+def _money(c: ColumnLike, m: Modes) -> Converter:
+    digits = m.money_digits
+    if m.decimal == "string":
+        return Converter(_s("string"), lambda t: str(Decimal(t.replace("$", "").replace(",", ""))))
+    return Converter(_s("bytes", "org.apache.kafka.connect.data.Decimal", 1, scale=str(digits)),
+                     special.money_parser(digits))
+
+
+def _point(c: ColumnLike, m: Modes) -> Converter:
+    return Converter(dict(special.POINT_SCHEMA), special.point)
+
+
+def _hstore(c: ColumnLike, m: Modes) -> Converter:
+    if m.hstore == "map":
+        return Converter({"type": "map", "keys": {"type": "string", "optional": False},
+                          "values": {"type": "string", "optional": True}}, special.hstore_map)
+    return Converter(_s("string", "io.debezium.data.Json", 1), special.hstore_json)
+
+
+def _enum(c: ColumnLike, m: Modes) -> Converter:
+    return Converter(_s("string", "io.debezium.data.Enum", 1, allowed=c.enum_labels or ""), None)
 
 
 SCALARS: dict[str, Callable[[ColumnLike, Modes], Converter]] = {
@@ -210,6 +273,27 @@ SCALARS: dict[str, Callable[[ColumnLike, Modes], Converter]] = {
     "uuid": _named_string("io.debezium.data.Uuid"),
     "json": _named_string("io.debezium.data.Json"),
     "jsonb": _named_string("io.debezium.data.Json"),
+    "xml": _named_string("io.debezium.data.Xml"),
+    "ltree": _named_string("io.debezium.data.Ltree"),
+    "citext": _text,
+    "inet": _text,
+    "cidr": _text,
+    "macaddr": _text,
+    "macaddr8": _text,
+    "int4range": _text,
+    "int8range": _text,
+    "numrange": _text,
+    "tsrange": _text,
+    "tstzrange": _text,
+    "daterange": _text,
+    "interval": _interval,
+    "bit": _bit,
+    "varbit": _bit,
+    "money": _money,
+    "point": _point,
+    "hstore": _hstore,
+    "timetz": lambda c, m: Converter(_s("string", "io.debezium.time.ZonedTime", 1), special.timetz_utc),
+    "enum": _enum,
 }
 
 
@@ -219,8 +303,9 @@ def converter_for(column: ColumnLike, modes: Modes) -> Converter:
     if typname.startswith("_") and typname[1:] in SCALARS:
         element = SCALARS[typname[1:]](_ElementColumn(column), modes)
         items = {**element.schema}
+        # Debezium declares enum array elements required (measured on 3.6); every other element optional.
         items = {"type": items.pop("type"), **({"fields": items.pop("fields")} if "fields" in items else {}),
-                 "optional": True, **items}
+                 "optional": typname != "_enum", **items}
         return Converter({"type": "array", "items": items}, array_converter(element.fn))
     build = SCALARS.get(typname)
     if build is None:
@@ -249,3 +334,7 @@ class _ElementColumn:
     @property
     def type_modifier(self) -> int:
         return self.col.type_modifier
+
+    @property
+    def enum_labels(self) -> str | None:
+        return self.col.enum_labels

@@ -22,6 +22,7 @@ class ColumnInfo:
     not_null: bool
     default: str | None  # the default expression as text
     position: int
+    enum_labels: str | None  # labels of an enum type (or of an enum array's element), comma-separated
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,10 +37,14 @@ class TableInfo:
 
 _COLUMNS = """
 SELECT a.attname, a.atttypid, a.atttypmod, format_type(a.atttypid, a.atttypmod),
-       COALESCE(bt.typname, t.typname), a.attnotnull, pg_get_expr(d.adbin, d.adrelid), a.attnum
+       CASE WHEN et.typtype = 'e' THEN CASE WHEN t.typcategory = 'A' THEN '_enum' ELSE 'enum' END
+            ELSE COALESCE(bt.typname, t.typname) END,
+       a.attnotnull, pg_get_expr(d.adbin, d.adrelid), a.attnum,
+       (SELECT string_agg(e.enumlabel, ',' ORDER BY e.enumsortorder) FROM pg_enum e WHERE e.enumtypid = et.oid)
 FROM pg_attribute a
 JOIN pg_type t ON t.oid = a.atttypid
 LEFT JOIN pg_type bt ON t.typtype = 'd' AND bt.oid = t.typbasetype
+LEFT JOIN pg_type et ON et.oid = CASE WHEN t.typcategory = 'A' THEN t.typelem ELSE COALESCE(bt.oid, t.oid) END
 LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
 WHERE a.attrelid = %s AND a.attnum > 0 AND NOT a.attisdropped
 ORDER BY a.attnum

@@ -43,6 +43,30 @@ TYPES_SETUP, _, TYPES_WORKLOAD = (
     ],
 )
 
+MORE_SETUP = (
+    "CREATE EXTENSION citext; CREATE EXTENSION hstore; CREATE EXTENSION ltree;"
+    "CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy'); CREATE DOMAIN posint AS integer CHECK (VALUE > 0);"
+    "CREATE TABLE more (id int PRIMARY KEY, iv interval, ip inet, cn cidr, mac macaddr, mac8 macaddr8, mo money,"
+    " b1 bit(1), b8 bit(8), vb varbit, x xml, e mood, dom posint, o oid, pt point, r4 int4range, rn numrange,"
+    " rts tsrange, rtz tstzrange, rd daterange, r8 int8range, ci citext, hs hstore, lt ltree, ch \"char\","
+    " ttz timetz, ttz3 timetz(3), dinf date, tsinf timestamp, tzinf timestamptz, nnan numeric(6,2), nvnan numeric,"
+    " ae mood[], ainet inet[], auuid uuid[], anum numeric(5,2)[], adate date[], ats timestamptz[], ajs jsonb[],"
+    " abool bool[], af8 float8[], abytea bytea[], a2 int[][])"
+)
+MORE_WORKLOAD = [
+    "INSERT INTO more VALUES (1, '1 year 2 mons 3 days 04:05:06.789', '192.168.0.1/24', '10.0.0.0/8',"
+    " '08:00:2b:01:02:03', '08:00:2b:01:02:03:04:05', 12.34, B'1', B'10100101', B'101', '<a>x</a>', 'happy', 5,"
+    " 4000000000, '(1.5,-2)', '[1,10)', '(1.5,2.5]', '[2024-01-01 00:00,2024-01-02 00:00)',"
+    " '[2024-01-01 00:00+00,)', '[2024-01-01,2024-02-01)', 'empty', 'MiXeD', 'b=>NULL, a=>1', 'top.sub', 'c',"
+    " '12:34:56.789+02', '12:34:56.7-05:30', 'infinity', '-infinity', 'infinity', 'NaN', 'NaN', '{sad,happy}',"
+    " '{10.0.0.1,::1}', '{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}', '{1.5,NULL}', '{2024-01-01}',"
+    " '{\"2024-01-01 00:00:00+00\"}', '{\"{\\\"a\\\":1}\"}', '{t,f}', '{1.5,NaN}', '{\"\\\\x00ff\"}',"
+    " '{{1,2},{3,4}}')",
+    "INSERT INTO more (id, iv, mo, b8, vb, pt, ttz, tzinf, hs) VALUES (2, '-1 days -00:00:01', -1234.5,"
+    " B'00000000', B'1000000000000001', '(0,0)', '00:00:00+00', '-infinity', '')",
+    "INSERT INTO more (id) VALUES (3)",
+]
+
 SCENARIOS: dict[str, tuple[str, dict[str, str], list[str]]] = {
     "ops": (
         "CREATE TABLE items (id int PRIMARY KEY, name text NOT NULL, price numeric(10,2));"
@@ -78,6 +102,9 @@ SCENARIOS: dict[str, tuple[str, dict[str, str], list[str]]] = {
                                              "binary.handling.mode": "hex"}, TYPES_WORKLOAD),
     "types_isostring_urlsafe": (TYPES_SETUP, {"time.precision.mode": "isostring",
                                               "binary.handling.mode": "base64-url-safe"}, TYPES_WORKLOAD),
+    "types_more": (MORE_SETUP, {}, MORE_WORKLOAD),
+    "types_more_modes": (MORE_SETUP, {"interval.handling.mode": "string", "hstore.handling.mode": "map",
+                                      "decimal.handling.mode": "string"}, MORE_WORKLOAD),
     "txmeta": (
         "CREATE TABLE a (id int PRIMARY KEY); CREATE TABLE b (id int PRIMARY KEY, v text)",
         {"provide.transaction.metadata": "true"},
