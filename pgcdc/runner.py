@@ -84,18 +84,18 @@ class Connector:
             if not config.captures(rel.namespace, rel.name):
                 return None
             info = catalog.table(rel.oid)
-            if info is None:  # dropped since: fall back to what the Relation message says
-                cols = [ColumnSpec(c.name, "", "", c.type_modifier, False) for c in rel.columns]
-                pk: tuple[str, ...] = tuple(c.name for c in rel.columns if c.is_key)
-            else:
-                by_name = {c.name: c for c in info.columns}
-                cols = []
-                for c in rel.columns:
-                    ci = by_name.get(c.name)
-                    cols.append(ColumnSpec(c.name, ci.type_name if ci else "", ci.base_type_name if ci else "",
-                                           c.type_modifier, ci.not_null if ci else False,
-                                           ci.default if ci else None, ci.enum_labels if ci else None))
-                pk = info.primary_key
+            by_name = {c.name: c for c in info.columns} if info is not None else {}
+            cols = []
+            for c in rel.columns:
+                ci = by_name.get(c.name)
+                if ci is not None and ci.type_oid == c.type_oid:
+                    cols.append(ColumnSpec(c.name, ci.type_name, ci.base_type_name, c.type_modifier, ci.not_null,
+                                           ci.default, ci.enum_labels))
+                else:  # the catalog moved on since this change was written: the type comes from the Relation
+                    base, type_name, labels = catalog.type_of(c.type_oid, c.type_modifier)
+                    cols.append(ColumnSpec(c.name, type_name, base, c.type_modifier, ci.not_null if ci else False,
+                                           ci.default if ci else None, labels))
+            pk = info.primary_key if info is not None else tuple(c.name for c in rel.columns if c.is_key)
             return TableEvents(rel.namespace, rel.name, cols, pk, settings)
 
         return lookup

@@ -176,7 +176,7 @@ class ChangeCapture:
         if t is None or self.skip_u:
             return
         after = t.row(msg.new, lsn)
-        before = t.row(msg.old, lsn) if msg.old is not None else None
+        before = t.row(msg.old, lsn, msg.old_kind == "K") if msg.old is not None else None
         if before is not None and t.has_key and t.key_payload(before) != t.key_payload(after):
             self._key_change(t, before, after, lsn)
             return
@@ -197,7 +197,7 @@ class ChangeCapture:
         t = self._table(msg.relation_oid, lsn)
         if t is None or self.skip_d:
             return
-        before = t.row(msg.old, lsn)
+        before = t.row(msg.old, lsn, msg.old_kind == "K")
         key = t.key(before)
         self._emit(t, "d", before, None, key, lsn)
         if self.tombstones:

@@ -7,6 +7,7 @@ record; everything named, formatted or validated is done here in the constructor
 from __future__ import annotations
 
 from collections.abc import Sequence
+import base64
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,10 +72,12 @@ class TableEvents:
         self.fns = tuple(c.fn for c in converters)
         self.placeholders = tuple(self._placeholder(c, settings.placeholder) for c in converters)
         defaults = [default_value(c.default, conv, c.not_null) for c, conv in zip(columns, converters)]
-        # What a null from pgoutput becomes: NOT NULL columns only arrive as null in key-only old tuples,
-        # where Debezium substitutes the schema default or the type's fallback.
-        self.nulls = tuple(d if d is not None else fallback(conv) if c.not_null else None
-                           for c, conv, d in zip(columns, converters, defaults))
+        # A null in a full tuple stays null (a NOT NULL column cannot be null there: fallback is harmless).
+        self.nulls = tuple(fallback(conv) if c.not_null else None for c, conv in zip(columns, converters))
+        # The non-key columns of a key-only old tuple are absent, and Debezium fills them with the schema
+        # default, else the type's fallback for NOT NULL columns, else null (measured on 3.6).
+        self.absent = tuple(d if d is not None else fallback(conv) if c.not_null else None
+                            for c, conv, d in zip(columns, converters, defaults))
         self.type_names = tuple(c.type_name for c in columns)
 
         key_cols = key_columns_override(settings.message_key_columns, schema, table) or tuple(primary_key)
@@ -108,21 +111,24 @@ class TableEvents:
 
     @staticmethod
     def _placeholder(conv: Converter, text: str) -> Any:
+        """unavailable.value.placeholder in the column's type: bytes as base64, an integer array as the
+        placeholder's bytes, other arrays as a one-element array (measured on Debezium 3.6)."""
         t = conv.schema["type"]
         if t == "bytes":
-            import base64
-
             return base64.b64encode(text.encode()).decode()
         if t == "array":
+            if conv.schema["items"]["type"] in ("int8", "int16", "int32", "int64"):
+                return list(text.encode())
             return [text]
         return text
 
-    def row(self, values: Sequence[Any], lsn: int) -> dict[str, Any]:
-        """Column name -> converted value for one pgoutput tuple."""
+    def row(self, values: Sequence[Any], lsn: int, key_only: bool = False) -> dict[str, Any]:
+        """Column name -> converted value for one pgoutput tuple (`key_only`: an old tuple of kind 'K')."""
+        nulls = self.absent if key_only else self.nulls
         try:
             return {
                 name: (null if v is None else ph if v is UNCHANGED_TOAST else v if fn is None else fn(v))
-                for name, fn, ph, null, v in zip(self.names, self.fns, self.placeholders, self.nulls, values)
+                for name, fn, ph, null, v in zip(self.names, self.fns, self.placeholders, nulls, values)
             }
         except Exception as exc:  # find the column on the cold path, to name it in the error
             raise self._conversion_error(values, lsn, exc) from None

@@ -17,6 +17,7 @@ from pgcdc.pgtypes.registry import Converter
 
 _ZERO_DOUBLE = orjson.Fragment(b"0.0")
 _BY_NAME: dict[str, Any] = {
+    "io.debezium.time.ZonedTimestamp": "1970-01-01T00:00:00.000000Z",
     "org.apache.kafka.connect.data.Decimal": "AA==",  # BigDecimal.ZERO
     "io.debezium.data.VariableScaleDecimal": {"scale": 0, "value": "AA=="},
 }
@@ -59,4 +60,5 @@ def default_value(expr: str | None, conv: Converter, not_null: bool) -> Any:
             return text if conv.fn is None else conv.fn(text)
         except (ValueError, KeyError, ArithmeticError):
             pass
-    return fallback(conv) if not_null else None
+    # An expression (nextval, now()): Debezium puts the type's fallback as the default (measured on 3.6).
+    return fallback(conv)

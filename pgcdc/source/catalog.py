@@ -60,6 +60,18 @@ FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = %s
 """
 
 
+_TYPE = """
+SELECT CASE WHEN et.typtype = 'e' THEN CASE WHEN t.typcategory = 'A' THEN '_enum' ELSE 'enum' END
+            ELSE COALESCE(bt.typname, t.typname) END,
+       format_type(t.oid, %s::int),
+       (SELECT string_agg(e.enumlabel, ',' ORDER BY e.enumsortorder) FROM pg_enum e WHERE e.enumtypid = et.oid)
+FROM pg_type t
+LEFT JOIN pg_type bt ON t.typtype = 'd' AND bt.oid = t.typbasetype
+LEFT JOIN pg_type et ON et.oid = CASE WHEN t.typcategory = 'A' THEN t.typelem ELSE COALESCE(bt.oid, t.oid) END
+WHERE t.oid = %s
+"""
+
+
 class Catalog:
     """Reads table metadata on its own regular connection."""
 
@@ -73,6 +85,14 @@ class Catalog:
         schema, name, ident, pk = row
         cols = tuple(ColumnInfo(*r) for r in self.conn.execute(_COLUMNS, (oid,)).fetchall())
         return TableInfo(oid, schema, name, cols, tuple(pk), ident)
+
+    def type_of(self, type_oid: int, type_modifier: int) -> tuple[str, str, str | None]:
+        """(base type name as in ColumnInfo, format_type text, enum labels) for a type oid: for columns the
+        current catalog no longer has (dropped or retyped after the change was written)."""
+        row = self.conn.execute(_TYPE, (type_modifier, type_oid)).fetchone()
+        if row is None:
+            return "", "", None
+        return row[0], row[1], row[2]
 
     def table_oid(self, schema: str, name: str) -> int | None:
         row = self.conn.execute(
