@@ -7,6 +7,7 @@ drops whatever this run created.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -153,7 +154,7 @@ class Connector:
                         "streaming from the slot's position without a snapshot", c.snapshot_mode, c.slot_name)
             wants_snapshot = False
         if wants_snapshot:
-            stored = self._snapshot(conn, slot, sink, offsets, catalog, tables)
+            stored = self._snapshot(conn, slot, sink, offsets, catalog)
             if c.snapshot_mode == "initial_only":
                 return None, None, None
         resume = ResumePoint.from_offset(stored) if stored else None
@@ -174,9 +175,12 @@ class Connector:
         return stream, capture, Checkpointer(sink, offsets, stream)
 
     def _snapshot(self, conn: psycopg.Connection, slot: slots.SlotInfo, sink: Sink, offsets: OffsetStore,
-                  catalog: Catalog, tables: Callable[[m.Relation], TableEvents | None]) -> dict[str, Any]:
+                  catalog: Catalog) -> dict[str, Any]:
         """Emit every captured table inside the slot's exported snapshot, then make that durable."""
         c = self.config
+        settings = self._settings()
+        snapshot_tables = self._table_lookup(catalog, dataclasses.replace(
+            settings, modes=dataclasses.replace(settings.modes, snapshot=True)))
         wanted = slots.captured_tables(conn, c)
         plan = []
         for schema, table in wanted:
@@ -187,7 +191,7 @@ class Connector:
             rel = m.Relation(None, info.oid, schema, table, info.replica_identity, tuple(
                 m.Column(1 if col.name in info.primary_key else 0, col.name, col.type_oid, col.type_modifier)
                 for col in info.columns))
-            plan.append((schema, table, lambda rel=rel: tables(rel)))
+            plan.append((schema, table, lambda rel=rel: snapshot_tables(rel)))
         snapshot = Snapshot(sink=sink, topic_prefix=c.topic_prefix, database=c.database_dbname,
                             lsn=slot.consistent_point, headers=self.context_headers)
         log.info("initial snapshot of %d table(s) at %s", len(plan), format_lsn(slot.consistent_point))

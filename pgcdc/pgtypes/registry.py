@@ -44,6 +44,7 @@ class Modes:
     interval: str = "numeric"  # interval.handling.mode
     hstore: str = "json"  # hstore.handling.mode
     money_digits: int = 2  # money.fraction.digits
+    snapshot: bool = False  # Debezium reads snapshots through JDBC, which renders a few values differently
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +157,8 @@ def _date(c: ColumnLike, m: Modes) -> Converter:
     if m.time == "isostring":
         return Converter(_s("string", "io.debezium.time.IsoDate", 1), _iso_suffix)
     name = "org.apache.kafka.connect.data.Date" if m.time == "connect" else "io.debezium.time.Date"
-    return Converter(_s("int32", name, 1), _with_infinity(temporal.date_days, temporal.DATE_INFINITY))
+    infinity = temporal.DATE_INFINITY_SNAPSHOT if m.snapshot else temporal.DATE_INFINITY
+    return Converter(_s("int32", name, 1), _with_infinity(temporal.date_days, infinity))
 
 
 def _iso_suffix(text: str) -> str:

@@ -221,6 +221,14 @@ def test_streaming_matches_debezium(pg: PostgresCluster, dbname: str, tmp_path: 
     assert not problems, "\n".join(problems[:40])
 
 
+def test_snapshot_of_every_type_matches_debezium(pg: PostgresCluster, dbname: str, tmp_path: Path) -> None:
+    setup = ";".join([TYPES_SETUP, MORE_SETUP, *TYPES_WORKLOAD[:4], *MORE_WORKLOAD])
+    ours, theirs = run_both(pg, dbname, tmp_path, setup, {}, ["INSERT INTO more (id) VALUES (99)"], snapshot=True)
+    problems = compare(ours, theirs, snapshot_fields=("ts_ms", "ts_us", "ts_ns", "lsn", "sequence", "txId"))
+    print(f"snapshot types: {len(theirs)} Debezium records, {len(ours)} pgcdc records, {len(problems)} differences")
+    assert len(theirs) == 8 and not problems, "\n".join(problems[:40])
+
+
 def test_snapshot_matches_debezium(pg: PostgresCluster, dbname: str, tmp_path: Path) -> None:
     setup = ("CREATE TABLE a (id int PRIMARY KEY, v text); CREATE TABLE b (id bigint PRIMARY KEY, n numeric(5,1));"
              "INSERT INTO a VALUES (1, 'x'), (2, 'y'), (3, NULL); INSERT INTO b VALUES (10, 1.5)")
