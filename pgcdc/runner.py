@@ -11,7 +11,6 @@ import dataclasses
 import logging
 import threading
 import time
-from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
