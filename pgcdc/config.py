@@ -97,6 +97,9 @@ class ConnectorConfig(BaseModel):
     interval_handling_mode: Literal["numeric", "string"] = Field("numeric", alias="interval.handling.mode")
     hstore_handling_mode: Literal["json", "map"] = Field("json", alias="hstore.handling.mode")
     money_fraction_digits: int = Field(2, alias="money.fraction.digits", ge=0, le=20)
+    include_unknown_datatypes: bool = Field(False, alias="include.unknown.datatypes")
+    column_propagate_source_type: tuple[str, ...] = Field((), alias="column.propagate.source.type")
+    datatype_propagate_source_type: tuple[str, ...] = Field((), alias="datatype.propagate.source.type")
     unavailable_value_placeholder: str = Field(
         "__debezium_unavailable_value", alias="unavailable.value.placeholder"
     )
@@ -127,7 +130,8 @@ class ConnectorConfig(BaseModel):
 
     # -- value parsing ----------------------------------------------------------------------------
     @field_validator(
-        "schema_include_list", "schema_exclude_list", "table_include_list", "table_exclude_list", mode="before"
+        "schema_include_list", "schema_exclude_list", "table_include_list", "table_exclude_list",
+        "column_propagate_source_type", "datatype_propagate_source_type", mode="before"
     )
     @classmethod
     def _regex_list(cls, v: Any, info: Any) -> tuple[str, ...]:

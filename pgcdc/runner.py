@@ -72,9 +72,11 @@ class Connector:
             topic_prefix=c.topic_prefix,
             modes=Modes(decimal=c.decimal_handling_mode, time=c.time_precision_mode,
                         binary=c.binary_handling_mode, interval=c.interval_handling_mode,
-                        hstore=c.hstore_handling_mode, money_digits=c.money_fraction_digits),
+                        hstore=c.hstore_handling_mode, money_digits=c.money_fraction_digits,
+                        include_unknown=c.include_unknown_datatypes),
             key_schemas=c.key_converter_schemas_enable, value_schemas=c.value_converter_schemas_enable,
             placeholder=c.unavailable_value_placeholder, message_key_columns=c.message_key_columns,
+            propagate_columns=c.column_propagate_source_type, propagate_datatypes=c.datatype_propagate_source_type,
         )
 
     def _table_lookup(self, catalog: Catalog, settings: EnvelopeSettings):  # type: ignore[no-untyped-def]

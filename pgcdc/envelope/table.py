@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pgcdc.envelope import connect
+from pgcdc.envelope.propagate import source_parameters, with_parameters
 from pgcdc.envelope.source import SOURCE_SCHEMA, TRANSACTION_SCHEMA
 from pgcdc.errors import ConversionError
 from pgcdc.lsn import format_lsn
@@ -30,6 +31,8 @@ class EnvelopeSettings:
     value_schemas: bool = True
     placeholder: str = "__debezium_unavailable_value"
     message_key_columns: str = ""
+    propagate_columns: tuple[str, ...] = ()  # column.propagate.source.type
+    propagate_datatypes: tuple[str, ...] = ()  # datatype.propagate.source.type
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,8 +89,11 @@ class TableEvents:
             raise ConversionError(f"message.key.columns: table {schema}.{table} has no column {missing[0]!r}")
         self.key_index = tuple(self.names.index(k) for k in key_cols)
         base = f"{settings.topic_prefix}.{schema}.{table}"
-        value_fields = [connect.field(c.name, conv.schema, not c.not_null, d)
-                        for c, conv, d in zip(columns, converters, defaults)]
+        value_fields = [
+            connect.field(c.name, with_parameters(conv.schema, source_parameters(
+                schema, table, c.name, c.base_type_name, c.type_modifier, settings.propagate_columns,
+                settings.propagate_datatypes)), not c.not_null, d)
+            for c, conv, d in zip(columns, converters, defaults)]
         row_schema = connect.struct(f"{base}.Value", value_fields, True)
         if self.key_index:
             key_fields = [connect.field(columns[i].name, converters[i].schema, not columns[i].not_null, defaults[i])

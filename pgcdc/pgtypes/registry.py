@@ -44,6 +44,7 @@ class Modes:
     interval: str = "numeric"  # interval.handling.mode
     hstore: str = "json"  # hstore.handling.mode
     money_digits: int = 2  # money.fraction.digits
+    include_unknown: bool = False  # include.unknown.datatypes
     snapshot: bool = False  # Debezium reads snapshots through JDBC, which renders a few values differently
 
 
@@ -276,6 +277,7 @@ SCALARS: dict[str, Callable[[ColumnLike, Modes], Converter]] = {
     "json": _named_string("io.debezium.data.Json"),
     "jsonb": _named_string("io.debezium.data.Json"),
     "xml": _named_string("io.debezium.data.Xml"),
+    "tsvector": _named_string("io.debezium.data.Tsvector"),
     "ltree": _named_string("io.debezium.data.Ltree"),
     "citext": _text,
     "inet": _text,
@@ -311,7 +313,12 @@ def converter_for(column: ColumnLike, modes: Modes) -> Converter:
         return Converter({"type": "array", "items": items}, array_converter(element.fn))
     build = SCALARS.get(typname)
     if build is None:
-        raise ConversionError(f"column {column.name!r}: type {column.type_name} ({typname}) is not supported yet")
+        if modes.include_unknown:
+            # include.unknown.datatypes=true: the value's text as bytes (Debezium formats some geometric types
+            # through pgjdbc classes instead; see docs/compatibility.md).
+            return Converter(_s("bytes"), lambda t: base64.b64encode(t.encode()).decode())
+        raise ConversionError(f"column {column.name!r}: type {column.type_name} ({typname}) is not supported yet "
+                              "(include.unknown.datatypes=true passes it through as bytes)")
     return build(column, modes)
 
 

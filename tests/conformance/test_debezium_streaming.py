@@ -128,6 +128,16 @@ SCENARIOS: dict[str, tuple[str, dict[str, str], list[str]]] = {
             "DELETE FROM tt WHERE id = 2",
         ],
     ),
+    "propagate_source_types": (
+        TYPES_SETUP + "; ALTER TABLE t_types ADD COLUMN tv tsvector, ADD COLUMN bt bit(3), ADD COLUMN nm2 numeric",
+        {"column.propagate.source.type": ".*", "include.unknown.datatypes": "true"},
+        [*TYPES_WORKLOAD[:2], "UPDATE t_types SET tv = 'a fat cat', bt = B'101', nm2 = 1.25"],
+    ),
+    "datatype_propagate": (
+        "CREATE TABLE dp (id int PRIMARY KEY, t text, v varchar(7), n numeric(4,1))",
+        {"datatype.propagate.source.type": ".+\\.TEXT,.+\\.NUMERIC"},
+        ["INSERT INTO dp VALUES (1, 'x', 'y', 1.5)"],
+    ),
     "txmeta": (
         "CREATE TABLE a (id int PRIMARY KEY); CREATE TABLE b (id int PRIMARY KEY, v text)",
         {"provide.transaction.metadata": "true"},
