@@ -19,7 +19,7 @@ ACCEPTED_NOT_IMPLEMENTED: frozenset[str] = frozenset(
     incremental.snapshot.chunk.size incremental.snapshot.allow.schema.changes incremental.snapshot.watermarking.strategy
     read.only signal.data.collection signal.enabled.channels signal.kafka.topic signal.kafka.bootstrap.servers
     signal.kafka.groupId signal.poll.interval.ms signal.file
-    heartbeat.action.query topic.heartbeat.prefix heartbeat.topics.prefix
+    heartbeat.action.query heartbeat.topics.prefix
     column.mask.hash.v2
     schema.refresh.mode schema.name.adjustment.mode field.name.adjustment.mode sanitize.field.names
     slot.stream.params slot.max.retries slot.retry.delay.ms slot.failover lsn.flush.mode flush.lsn.source

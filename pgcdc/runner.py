@@ -213,6 +213,9 @@ class Connector:
         next_flush = time.monotonic() + interval
         stop = self._stop
         stop_at = self.stop_at_lsn
+        hb_interval = self.config.heartbeat_interval_ms / 1000
+        hb_topic = f"{self.config.topic_heartbeat_prefix}.{self.config.topic_prefix}"
+        next_heartbeat = time.monotonic() + hb_interval
         n = 0
         while not stop.is_set():
             frame = read(0.2)
@@ -224,6 +227,9 @@ class Connector:
             if stop_at is not None and capture.position is not None and capture.position.end_lsn >= stop_at:
                 return
             now = time.monotonic()
+            if hb_interval and now >= next_heartbeat:
+                capture.heartbeat(hb_topic, stream.keepalive_lsn)
+                next_heartbeat = now + hb_interval
             if now >= next_flush:
                 checkpointer.checkpoint(capture.position)
                 next_flush = now + interval

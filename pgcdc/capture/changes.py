@@ -19,6 +19,8 @@ from pgcdc.capture.position import Position, ResumePoint
 from pgcdc.envelope import connect
 from pgcdc.envelope.source import (
     DEBEZIUM_VERSION,
+    HEARTBEAT_KEY_SCHEMA,
+    HEARTBEAT_VALUE_SCHEMA,
     MESSAGE_KEY_SCHEMA,
     TX_KEY_SCHEMA,
     TX_VALUE_SCHEMA,
@@ -64,6 +66,8 @@ class ChangeCapture:
         self.tx_value = connect.Wrapper(TX_VALUE_SCHEMA, value_schemas)
         self.msg_key = connect.Wrapper(MESSAGE_KEY_SCHEMA, key_schemas)
         self.msg_value = connect.Wrapper(message_value_schema(), value_schemas)
+        self.hb_key = connect.Wrapper(HEARTBEAT_KEY_SCHEMA, key_schemas)
+        self.hb_value = connect.Wrapper(HEARTBEAT_VALUE_SCHEMA, value_schemas)
         # Transaction state.
         self.xid = 0
         self.final_lsn = 0
@@ -76,6 +80,7 @@ class ChangeCapture:
         self.tx_events = 0
         self.last_lsn = 0
         self.position: Position | None = None  # last fully emitted transaction: what may be checkpointed
+        self.in_transaction = False
         self.events = 0
         self._dispatch: dict[type, Callable[[Any, int], None]] = {
             m.Begin: self._begin, m.Commit: self._commit, m.Relation: self._relation,
@@ -89,6 +94,7 @@ class ChangeCapture:
 
     # -- transaction boundaries -----------------------------------------------------------------------
     def _begin(self, msg: m.Begin, lsn: int) -> None:
+        self.in_transaction = True
         self.xid = msg.xid
         self.final_lsn = msg.final_lsn
         self.commit_us = msg.commit_ts + PG_EPOCH_US
@@ -101,6 +107,7 @@ class ChangeCapture:
         self.skip_upto = resume.lsn_proc if resume is not None and resume.partial(msg.final_lsn) else -1
 
     def _commit(self, msg: m.Commit, lsn: int) -> None:
+        self.in_transaction = False
         if self.tx_metadata and self.total_order and not self.skipping:
             self._emit_tx_end(msg.end_lsn)
         if self.tx_events:
@@ -242,6 +249,17 @@ class ChangeCapture:
         self.events += 1
         if msg.transactional:
             self.tx_events += 1
+
+    # -- heartbeats ----------------------------------------------------------------------------------------
+    def heartbeat(self, topic: str, decoded_lsn: int) -> None:
+        """heartbeat.interval.ms: a heartbeat record, and (between transactions) the position moves to what
+        the server has decoded, so an idle or filtered-out database does not pile up WAL behind the slot."""
+        now_ms = time.time_ns() // 1_000_000
+        self.sink.send(topic, self.hb_key({"serverName": self.prefix}), self.hb_value({"ts_ms": now_ms}),
+                       partition=0)
+        if not self.in_transaction and decoded_lsn > (self.position.end_lsn if self.position else 0):
+            self.position = Position(end_lsn=decoded_lsn, commit_lsn=decoded_lsn, last_lsn=decoded_lsn,
+                                     xid=self.xid, commit_us=self.commit_us)
 
     # -- transaction metadata ---------------------------------------------------------------------------
     def _emit_tx_begin(self, tx_id: str) -> None:

@@ -107,6 +107,22 @@ def message_value_schema() -> dict[str, Any]:
     }
 
 
+HEARTBEAT_KEY_SCHEMA: dict[str, Any] = {
+    "type": "struct",
+    "fields": [{"type": "string", "optional": False, "field": "serverName"}],
+    "optional": False,
+    "name": "io.debezium.connector.common.ServerNameKey",
+    "version": 1,
+}
+
+HEARTBEAT_VALUE_SCHEMA: dict[str, Any] = {
+    "type": "struct",
+    "fields": [{"type": "int64", "optional": False, "field": "ts_ms"}],
+    "optional": False,
+    "name": "io.debezium.connector.common.Heartbeat",
+    "version": 1,
+}
+
 STRING_HEADER_SCHEMA: dict[str, Any] = {"type": "string", "optional": False}
 
 

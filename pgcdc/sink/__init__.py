@@ -11,7 +11,8 @@ Headers = Sequence[tuple[str, bytes]]
 class Sink(Protocol):
     """`send` may buffer; `flush` returns only when every record sent so far is acknowledged."""
 
-    def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Headers | None = None) -> None: ...
+    def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Headers | None = None,
+             partition: int | None = None) -> None: ...
 
     def flush(self) -> None: ...
 

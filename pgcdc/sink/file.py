@@ -26,10 +26,11 @@ class FileSink:
         except OSError as exc:
             raise SinkError(f"sink.file.path: cannot open {path}: {exc.strerror}") from None
 
-    def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Headers | None = None) -> None:
+    def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Headers | None = None,
+             partition: int | None = None) -> None:
         line = orjson.dumps({
             "topic": topic,
-            "partition": None,
+            "partition": partition,
             "key": _NULL if key is None else orjson.Fragment(key),
             "value": _NULL if value is None else orjson.Fragment(value),
             "headers": [[n, orjson.Fragment(v)] for n, v in headers or ()],

@@ -46,11 +46,15 @@ class KafkaSink:
         if err is not None:
             self._errors.append(f"{msg.topic()}: {err.str()}")
 
-    def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Headers | None = None) -> None:
+    def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Headers | None = None,
+             partition: int | None = None) -> None:
         produce = self._producer.produce
         while True:
             try:
-                produce(topic, value, key, headers=headers)
+                if partition is None:
+                    produce(topic, value, key, headers=headers)
+                else:
+                    produce(topic, value, key, headers=headers, partition=partition)
                 break
             except BufferError:
                 # librdkafka's queue is full: serve delivery reports until there is room (backpressure).

@@ -14,10 +14,11 @@ class MemorySink:
         self.records: list[dict[str, Any]] = []
         self.flushes = 0
 
-    def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Headers | None = None) -> None:
+    def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Headers | None = None,
+             partition: int | None = None) -> None:
         self.records.append({
             "topic": topic,
-            "partition": None,
+            "partition": partition,
             "key": orjson.loads(key) if key is not None else None,
             "value": orjson.loads(value) if value is not None else None,
             "headers": [[n, orjson.loads(v)] for n, v in headers or ()],

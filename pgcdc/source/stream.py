@@ -36,6 +36,7 @@ class ReplicationStream:
         self.status_interval_s = status_interval_s
         self.received_lsn = 0
         self.flushed_lsn = 0
+        self.keepalive_lsn = 0
         self._last_status = 0.0
 
     def start(self, slot: str, start_lsn: int, options: dict[str, str]) -> None:
@@ -63,6 +64,9 @@ class ReplicationStream:
                     return frame
                 if isinstance(frame, PrimaryKeepalive):
                     self.received_lsn = max(self.received_lsn, frame.end_lsn)
+                    # A logical walsender's keepalive carries how far decoding has got: every transaction
+                    # that committed before it has been sent ahead of this message.
+                    self.keepalive_lsn = max(self.keepalive_lsn, frame.end_lsn)
                     if frame.reply_requested:
                         self.send_status(force=True)
                 continue

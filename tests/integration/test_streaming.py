@@ -10,7 +10,7 @@ import pytest
 from pgcdc.local import PostgresCluster
 from pgcdc.pgtypes.numbers import decimal_bytes
 from pgcdc.sink.memory import MemorySink
-from tests.harness import Running, make_config, payload, wait_records
+from tests.harness import Running, make_config, payload, wait_for, wait_records
 
 
 def ops(records: list[dict[str, Any]]) -> list[tuple[str, str | None]]:
@@ -170,3 +170,21 @@ def test_schemas_enable(pg: PostgresCluster, dbname: str, schemas: str) -> None:
     else:
         assert rec["key"] == {"id": 7} and rec["value"]["after"] == {"id": 7}
 
+
+
+def test_heartbeats_advance_the_slot_of_an_idle_captured_table(pg: PostgresCluster, dbname: str) -> None:
+    run_sql(pg, dbname, "CREATE TABLE captured (id int PRIMARY KEY)", "CREATE TABLE busy (id int PRIMARY KEY)")
+    sink = MemorySink()
+    config = make_config(pg, dbname, **{"table.include.list": "public\\.captured", "heartbeat.interval.ms": "200"})
+    slot = config.slot_name
+    with Running(config, sink=sink):
+        start = pg.execute(f"SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = '{slot}'")[0][0]
+        for i in range(200):  # writes the connector filters out
+            pg.execute(f"INSERT INTO busy VALUES ({i})", dbname)
+        target = pg.execute("SELECT pg_current_wal_lsn()")[0][0]
+        wait_for(lambda: pg.execute(f"SELECT confirmed_flush_lsn >= '{target}' FROM pg_replication_slots "
+                                    f"WHERE slot_name = '{slot}'") == [(True,)], 30, "the slot to pass the writes")
+    beats = [r for r in sink.records if r["topic"] == "__debezium-heartbeat.test"]
+    assert beats and beats[0]["key"]["payload"] == {"serverName": "test"} and beats[0]["partition"] == 0
+    assert all(not r["topic"].startswith("test.public") for r in sink.records)
+    assert start is not None
