@@ -27,7 +27,7 @@ CONNECTOR_CLASS = "io.debezium.connector.postgresql.PostgresConnector"
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 ENV_PREFIX = "PGCDC_"
 # Variables of the tooling, not properties.
-RESERVED_ENV = frozenset({"PGCDC_PG_BINDIR", "PGCDC_TANSU_BIN", "PGCDC_LOG_LEVEL"})
+RESERVED_ENV = frozenset({"PGCDC_PG_BINDIR", "PGCDC_PG_VERSION", "PGCDC_TANSU_BIN", "PGCDC_LOG_LEVEL"})
 
 # Properties passed through verbatim to librdkafka (after stripping the prefix).
 PASSTHROUGH_PREFIXES = ("kafka.", "producer.override.", "producer.")
