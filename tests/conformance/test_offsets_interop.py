@@ -35,10 +35,15 @@ def created_ids(records: list[dict]) -> list[int]:
 
 def debezium_run(pg: PostgresCluster, dbname: str, props: dict[str, str], out: Path, writes: list[str],
                  expect: int) -> list[dict]:
-    proc = start_oracle(debezium_config(props), out)
+    return debezium_run_config(pg, dbname, debezium_config(props), props["slot.name"], out, writes, expect)
+
+
+def debezium_run_config(pg: PostgresCluster, dbname: str, config: dict, slot: str, out: Path, writes: list[str],
+                        expect: int) -> list[dict]:
+    proc = start_oracle(config, out)
     try:
         wait_for(lambda: pg.execute(f"SELECT active FROM pg_replication_slots WHERE slot_name = "
-                                    f"'{props['slot.name']}'") == [(True,)] or proc.poll() is not None,
+                                    f"'{slot}'") == [(True,)] or proc.poll() is not None,
                  120, "Debezium to stream")
         assert proc.poll() is None, out.with_suffix(".jvm.log").read_text()[-3000:]
         for sql in writes:
@@ -80,3 +85,28 @@ def test_pgcdc_offsets_resume_in_debezium(pg: PostgresCluster, dbname: str, brok
     pg.execute("INSERT INTO t SELECT generate_series(6, 10)", dbname)
     second = debezium_run(pg, dbname, props, tmp_path / "dbz.jsonl", ["INSERT INTO t VALUES (11)"], 6)
     assert created_ids(second) == [6, 7, 8, 9, 10, 11]
+
+
+def test_offset_file_carries_over_both_ways(pg: PostgresCluster, dbname: str, broker: TansuBroker,
+                                            tmp_path: Path) -> None:
+    """The same offset file: Debezium's FileOffsetBackingStore, then pgcdc, then Debezium again."""
+    pg.execute("CREATE TABLE t (id int PRIMARY KEY)", dbname)
+    offsets = tmp_path / "offsets.dat"
+    props = {**shared(pg, dbname, broker), "offset.storage.file.filename": str(offsets)}
+    dbz = {"name": NAME, "config": {
+        **props, "offset.storage": "org.apache.kafka.connect.storage.FileOffsetBackingStore",
+        "offset.flush.interval.ms": "100"}}
+    first = debezium_run_config(pg, dbname, dbz, props["slot.name"], tmp_path / "dbz1.jsonl",
+                                ["INSERT INTO t SELECT generate_series(1, 3)"], 3)
+    assert created_ids(first) == [1, 2, 3]
+    pg.execute("INSERT INTO t VALUES (4)", dbname)
+    sink = MemorySink()
+    with Running(make_config(pg, dbname, **{**props, "offset.storage": "file", "sink.type": "file"}), sink=sink):
+        wait_records(sink, 1)
+        pg.execute("INSERT INTO t VALUES (5)", dbname)
+        wait_records(sink, 2)
+    assert created_ids(sink.records) == [4, 5]
+    pg.execute("INSERT INTO t VALUES (6)", dbname)
+    third = debezium_run_config(pg, dbname, dbz, props["slot.name"], tmp_path / "dbz2.jsonl",
+                                ["INSERT INTO t VALUES (7)"], 2)
+    assert created_ids(third) == [6, 7]

@@ -11,6 +11,7 @@ from pathlib import Path
 import orjson
 
 from pgcdc.local import PostgresCluster
+from pgcdc.offsets.file import decode
 from tests.harness import wait_for
 
 
@@ -18,7 +19,7 @@ def test_run_properties_file_sink_file_offsets_filtered_publication(pg: Postgres
                                                                     tmp_path: Path) -> None:
     pg.execute("CREATE TABLE wanted (id int PRIMARY KEY); CREATE TABLE other (id int PRIMARY KEY)", dbname)
     out = tmp_path / "events.jsonl"
-    offsets = tmp_path / "offsets.json"
+    offsets = tmp_path / "offsets.dat"
     props = tmp_path / "c.properties"
     conn = pg.connection_properties(dbname)
     conn.pop("database.password")
@@ -45,6 +46,6 @@ def test_run_properties_file_sink_file_offsets_filtered_publication(pg: Postgres
     (line,) = out.read_bytes().splitlines()
     rec = orjson.loads(line)
     assert rec["topic"] == "cli.public.wanted" and rec["value"]["payload"]["after"] == {"id": 2}
-    stored = orjson.loads(orjson.loads(offsets.read_bytes())['["cli",{"server":"cli"}]'])
+    stored = orjson.loads(decode(offsets.read_bytes())[b'["cli",{"server":"cli"}]'])
     assert stored["messageType"] == "COMMIT" and stored["lsn"] == stored["lsn_commit"] == stored["lsn_proc"] > 0
     assert pg.password not in err
