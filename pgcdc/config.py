@@ -112,6 +112,8 @@ class ConnectorConfig(BaseModel):
 
     status_update_interval_ms: int = Field(10_000, alias="status.update.interval.ms", gt=0)
     heartbeat_interval_ms: int = Field(0, alias="heartbeat.interval.ms", ge=0)
+    # pgcdc's own: ask PostgreSQL 14+ to stream large transactions before commit (spilled to local files).
+    pgcdc_streaming: Literal["on", "off"] = Field("on", alias="pgcdc.streaming")
     topic_heartbeat_prefix: str = Field("__debezium-heartbeat", alias="topic.heartbeat.prefix", min_length=1)
     # Connect's default is 60 s; pgcdc flushes every second so a restart replays at most ~1 s of events.
     offset_flush_interval_ms: int = Field(1_000, alias="offset.flush.interval.ms", ge=0)

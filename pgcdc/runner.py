@@ -165,6 +165,8 @@ class Connector:
         options = {"proto_version": str(max_proto_version(version)), "publication_names": c.publication_name}
         if version >= 140000:
             options["messages"] = "true"
+            if c.pgcdc_streaming == "on":  # big transactions arrive in blocks before they commit
+                options["streaming"] = "on"
         stream.start(c.slot_name, resume.start_lsn if resume else 0, options)
         capture = ChangeCapture(
             sink=sink, tables=tables, topic_prefix=c.topic_prefix,
@@ -173,6 +175,7 @@ class Connector:
             key_schemas=c.key_converter_schemas_enable, value_schemas=c.value_converter_schemas_enable,
             resume=resume, context_headers=self.context_headers,
         )
+        stack.callback(capture.streams.close)
         return stream, capture, Checkpointer(sink, offsets, stream)
 
     def _snapshot(self, conn: psycopg.Connection, slot: slots.SlotInfo, sink: Sink, offsets: OffsetStore,
@@ -220,7 +223,8 @@ class Connector:
         while not stop.is_set():
             frame = read(0.2)
             if frame is not None:
-                handle(decode(frame.payload), frame.start_lsn)
+                payload = frame.payload
+                handle(decode(payload), frame.start_lsn, payload)
                 n += 1
                 if n & 0xFF:
                     continue

@@ -8,6 +8,7 @@ at most the transactions whose records were not yet acknowledged.
 from __future__ import annotations
 
 import base64
+import struct
 import logging
 import time
 from collections.abc import Callable
@@ -16,6 +17,7 @@ from typing import Any
 import orjson
 
 from pgcdc.capture.position import Position, ResumePoint
+from pgcdc.capture.streamed import StreamedTransactions
 from pgcdc.envelope import connect
 from pgcdc.envelope.source import (
     DEBEZIUM_VERSION,
@@ -86,11 +88,46 @@ class ChangeCapture:
             m.Begin: self._begin, m.Commit: self._commit, m.Relation: self._relation,
             m.Insert: self._insert, m.Update: self._update, m.Delete: self._delete,
             m.Truncate: self._truncate, m.LogicalMessage: self._message, m.TypeMessage: _ignore,
-            m.Origin: _ignore,
+            m.Origin: _ignore, m.StreamStart: self._stream_start, m.StreamStop: _ignore,
+            m.StreamAbort: self._stream_abort, m.StreamCommit: self._stream_commit,
         }
+        self.streams = StreamedTransactions()
+        self._payload: bytes | memoryview = b""
+        self._replaying = False
+        self._stream_xid = 0
 
-    def handle(self, msg: Any, lsn: int) -> None:
+    def handle(self, msg: Any, lsn: int, payload: bytes | memoryview = b"") -> None:
+        """One decoded message at `lsn`; `payload` is its raw bytes (kept for streamed transactions)."""
+        self._payload = payload
         self._dispatch[type(msg)](msg, lsn)
+
+    # -- streamed transactions ---------------------------------------------------------------------------
+    def _spilled(self, msg: Any, lsn: int) -> bool:
+        """A change of a transaction still in progress (it carries an xid): keep it until Stream Commit."""
+        if msg.xid is None or self._replaying:
+            return False
+        self.streams.add(self._stream_xid, msg.xid, lsn, bytes(self._payload))
+        return True
+
+    def _stream_start(self, msg: m.StreamStart, lsn: int) -> None:
+        self._stream_xid = msg.xid
+
+    def _stream_abort(self, msg: m.StreamAbort, lsn: int) -> None:
+        self.streams.abort(msg.xid, msg.subxid)
+
+    def _stream_commit(self, msg: m.StreamCommit, lsn: int) -> None:
+        from pgcdc.protocol import PgoutputDecoder
+
+        self._begin(m.Begin(final_lsn=msg.commit_lsn, commit_ts=msg.commit_ts, xid=msg.xid), lsn)
+        decoder = PgoutputDecoder()
+        decoder.decode(b"S" + struct.pack(">IB", msg.xid, 0))  # back inside a streamed block for decoding
+        self._replaying = True
+        try:
+            for change_lsn, payload in self.streams.commit(msg.xid):
+                self.handle(decoder.decode(payload), change_lsn, payload)
+        finally:
+            self._replaying = False
+        self._commit(m.Commit(msg.flags, msg.commit_lsn, msg.end_lsn, msg.commit_ts), lsn)
 
     # -- transaction boundaries -----------------------------------------------------------------------
     def _begin(self, msg: m.Begin, lsn: int) -> None:
@@ -172,6 +209,8 @@ class ChangeCapture:
         return self.relations.get(oid)
 
     def _insert(self, msg: m.Insert, lsn: int) -> None:
+        if msg.xid is not None and self._spilled(msg, lsn):
+            return
         t = self._table(msg.relation_oid, lsn)
         if t is None or self.skip_c:
             return
@@ -179,6 +218,8 @@ class ChangeCapture:
         self._emit(t, "c", None, after, t.key(after), lsn)
 
     def _update(self, msg: m.Update, lsn: int) -> None:
+        if msg.xid is not None and self._spilled(msg, lsn):
+            return
         t = self._table(msg.relation_oid, lsn)
         if t is None or self.skip_u:
             return
@@ -201,6 +242,8 @@ class ChangeCapture:
             self._emit(t, "c", None, after, new_key, lsn, [("__debezium.oldkey", old_key)])
 
     def _delete(self, msg: m.Delete, lsn: int) -> None:
+        if msg.xid is not None and self._spilled(msg, lsn):
+            return
         t = self._table(msg.relation_oid, lsn)
         if t is None or self.skip_d:
             return
@@ -211,6 +254,8 @@ class ChangeCapture:
             self.sink.send(t.topic, key, None, self.headers)
 
     def _truncate(self, msg: m.Truncate, lsn: int) -> None:
+        if msg.xid is not None and self._spilled(msg, lsn):
+            return
         # Debezium filters truncates after decoding, so even a skipped one makes its transaction count for
         # source.sequence; skipped inserts/updates/deletes are dropped by its decoder and do not (measured).
         self.tx_events += 1
@@ -222,6 +267,8 @@ class ChangeCapture:
                 self._emit(t, "t", None, None, None, lsn)
 
     def _message(self, msg: m.LogicalMessage, lsn: int) -> None:
+        if msg.xid is not None and self._spilled(msg, lsn):
+            return
         if msg.transactional and (self.skipping or lsn <= self.skip_upto):
             return
         now_ns = time.time_ns()
@@ -271,7 +318,8 @@ class ChangeCapture:
         tx_id = f"{self.xid}:{end_lsn}"
         value = {
             "status": "END", "id": tx_id, "event_count": self.total_order,
-            "data_collections": [{"data_collection": k, "event_count": v} for k, v in self.collection_order.items()],
+            "data_collections": [{"data_collection": k, "event_count": self.collection_order[k]}
+                                 for k in java_hashmap_order(list(self.collection_order))],
             "ts_ms": self.commit_us // 1000,
         }
         self.sink.send(self.tx_topic, self.tx_key({"id": tx_id}), self.tx_value(value))
@@ -279,6 +327,28 @@ class ChangeCapture:
 
 def _ignore(msg: Any, lsn: int) -> None:
     pass
+
+
+def _java_string_hash(s: str) -> int:
+    h = 0
+    for unit in s.encode("utf-16-be").hex(" ", 2).split():  # UTF-16 code units, as Java's String.hashCode
+        h = (31 * h + int(unit, 16)) & 0xFFFFFFFF
+    return h
+
+
+def java_hashmap_order(keys: list[str]) -> list[str]:
+    """The iteration order of a java.util.HashMap holding `keys` (inserted in this order): Debezium lists an
+    END event's data collections from a HashMap. Buckets are (h ^ h >>> 16) & (capacity - 1); the capacity
+    doubles past 0.75 load; within a bucket, insertion order."""
+    capacity = 16
+    while len(keys) > capacity * 0.75:
+        capacity *= 2
+
+    def bucket(k: str) -> int:
+        h = _java_string_hash(k)
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    return sorted(keys, key=bucket)  # sorted() is stable: insertion order within a bucket
 
 
 def header_value(payload: Any, schema: dict[str, Any] | None = None) -> bytes:

@@ -35,8 +35,12 @@ def mask(record: dict[str, Any], snapshot_fields: tuple[str, ...] = ()) -> dict[
                 payload[k] = "<masked>"
     if isinstance(payload, dict) and payload.get("status") == "END":
         # Debezium names message collections by a Java identity hash that changes every run.
-        for dc in payload.get("data_collections") or []:
+        collections = payload.get("data_collections") or []
+        for dc in collections:
             dc["data_collection"] = re.sub(r"@[0-9a-f]+$", "@<hash>", dc["data_collection"])
+        if any(dc["data_collection"].endswith("@<hash>") for dc in collections):
+            # That key's identity hash also decides its place in Debezium's HashMap: compare as a set.
+            collections.sort(key=lambda dc: dc["data_collection"])
     for header in rec.get("headers", []):
         if header[0] == "__debezium.context.runId":
             header[1] = "<masked>"

@@ -1,0 +1,94 @@
+"""Large transactions streamed before commit (protocol 2+): emitted only at commit, never when aborted."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+
+from pgcdc.local import PostgresCluster
+from pgcdc.sink.memory import MemorySink
+from tests.harness import Running, make_config, payload, wait_records
+
+
+@pytest.fixture(scope="module")
+def small_mem_pg() -> Iterator[PostgresCluster]:
+    """A server that streams any transaction over 64 kB of decoded changes."""
+    with PostgresCluster(settings={"logical_decoding_work_mem": "64kB"}) as cluster:
+        if cluster.major < 14:
+            pytest.fail(f"streaming needs PostgreSQL 14+, the test server is {cluster.major}")
+        yield cluster
+
+
+@pytest.fixture
+def db(small_mem_pg: PostgresCluster) -> str:
+    import uuid
+
+    name = f"big_{uuid.uuid4().hex[:8]}"
+    small_mem_pg.create_database(name)
+    small_mem_pg.execute("CREATE TABLE big (id int PRIMARY KEY, pad text)", name)
+    return name
+
+
+def streamed(pg: PostgresCluster, slot: str) -> int:
+    rows = pg.execute(f"SELECT stream_txns FROM pg_stat_replication_slots WHERE slot_name = '{slot}'")
+    return int(rows[0][0]) if rows else 0
+
+
+def test_committed_big_transaction_arrives_whole_at_commit(small_mem_pg: PostgresCluster, db: str) -> None:
+    pg = small_mem_pg
+    sink = MemorySink()
+    config = make_config(pg, db)
+    with Running(config, sink=sink):
+        with psycopg.connect(pg.dsn(db)) as conn:
+            conn.execute("INSERT INTO big SELECT g, repeat('x', 100) FROM generate_series(1, 3000) g")
+            conn.execute("SAVEPOINT s1")
+            conn.execute("INSERT INTO big SELECT g, 'rolled back' FROM generate_series(3001, 4000) g")
+            conn.execute("ROLLBACK TO SAVEPOINT s1")
+            conn.execute("INSERT INTO big SELECT g, 'kept' FROM generate_series(4001, 4500) g")
+            # A small transaction that commits while the big one is still open comes out first.
+            pg.execute("INSERT INTO big VALUES (0, 'small')", db)
+            wait_records(sink, 1)
+            assert len(sink.records) == 1  # nothing of the open transaction was emitted
+            conn.commit()
+        records = wait_records(sink, 3501)
+    ids = [payload(r)["after"]["id"] for r in records]
+    assert ids == [0, *range(1, 3001), *range(4001, 4501)]
+    assert len({payload(r)["source"]["txId"] for r in records[1:]}) == 1
+    lsns = [payload(r)["source"]["lsn"] for r in records[1:]]
+    assert lsns == sorted(lsns)
+    assert streamed(pg, config.slot_name) >= 1, "the server did not stream the transaction"
+
+
+def test_aborted_big_transaction_emits_nothing(small_mem_pg: PostgresCluster, db: str) -> None:
+    pg = small_mem_pg
+    sink = MemorySink()
+    config = make_config(pg, db)
+    with Running(config, sink=sink):
+        with psycopg.connect(pg.dsn(db)) as conn:
+            conn.execute("INSERT INTO big SELECT g, repeat('y', 100) FROM generate_series(1, 3000) g")
+            conn.rollback()
+        pg.execute("INSERT INTO big VALUES (-1, 'after')", db)
+        records = wait_records(sink, 1)
+    assert [payload(r)["after"]["id"] for r in records] == [-1]
+    assert streamed(pg, config.slot_name) >= 1
+
+
+def test_two_big_transactions_interleaved(small_mem_pg: PostgresCluster, db: str) -> None:
+    pg = small_mem_pg
+    sink = MemorySink()
+    with Running(make_config(pg, db), sink=sink):
+        a, b = psycopg.connect(pg.dsn(db)), psycopg.connect(pg.dsn(db))
+        try:
+            for start in range(0, 2000, 500):
+                a.execute(f"INSERT INTO big SELECT g, 'a' FROM generate_series({start + 1}, {start + 500}) g")
+                b.execute(f"INSERT INTO big SELECT g, 'b' FROM generate_series({start + 10001}, {start + 10500}) g")
+            b.commit()
+            a.commit()
+        finally:
+            a.close()
+            b.close()
+        records = wait_records(sink, 4000)
+    pads = [payload(r)["after"]["pad"] for r in records]
+    assert pads == ["b"] * 2000 + ["a"] * 2000  # commit order, each transaction whole
