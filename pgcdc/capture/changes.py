@@ -168,14 +168,17 @@ class ChangeCapture:
 
     # -- data --------------------------------------------------------------------------------------------
     def _source(self, t: TableEvents, lsn: int) -> dict[str, Any]:
+        return self._source_block(t.schema, t.table, lsn, self.xid)
+
+    def _source_block(self, schema: str, table: str, lsn: int, xid: int | None) -> dict[str, Any]:
         commit_us = self.commit_us
+        last = self.last_commit_lsn
         return {
             "version": DEBEZIUM_VERSION, "connector": "postgresql", "name": self.prefix,
             "ts_ms": commit_us // 1000, "snapshot": "false", "db": self.db,
-            "sequence": f'["{self.last_commit_lsn}","{lsn}"]' if self.last_commit_lsn is not None
-            else f'[null,"{lsn}"]',
-            "ts_us": commit_us, "ts_ns": commit_us * 1000, "schema": t.schema, "table": t.table,
-            "txId": self.xid, "lsn": lsn, "xmin": None, "origin": None, "origin_lsn": None,
+            "sequence": f'["{last}","{lsn}"]' if last is not None else f'[null,"{lsn}"]',
+            "ts_us": commit_us, "ts_ns": commit_us * 1000, "schema": schema, "table": table,
+            "txId": xid, "lsn": lsn, "xmin": None, "origin": None, "origin_lsn": None,
         }
 
     def _tx_block(self, collection: str, lsn: int) -> dict[str, Any] | None:
@@ -208,20 +211,23 @@ class ChangeCapture:
             return None
         return self.relations.get(oid)
 
-    def _insert(self, msg: m.Insert, lsn: int) -> None:
+    def _target(self, msg: m.Insert | m.Update | m.Delete, lsn: int, skipped: bool) -> TableEvents | None:
+        """The table a row change is emitted for, or None (kept for a streamed commit, filtered, skipped)."""
         if msg.xid is not None and self._spilled(msg, lsn):
-            return
+            return None
         t = self._table(msg.relation_oid, lsn)
-        if t is None or self.skip_c:
+        return None if t is None or skipped else t
+
+    def _insert(self, msg: m.Insert, lsn: int) -> None:
+        t = self._target(msg, lsn, self.skip_c)
+        if t is None:
             return
         after = t.row(msg.new, lsn)
         self._emit(t, "c", None, after, t.key(after), lsn)
 
     def _update(self, msg: m.Update, lsn: int) -> None:
-        if msg.xid is not None and self._spilled(msg, lsn):
-            return
-        t = self._table(msg.relation_oid, lsn)
-        if t is None or self.skip_u:
+        t = self._target(msg, lsn, self.skip_u)
+        if t is None:
             return
         after = t.row(msg.new, lsn)
         before = t.row(msg.old, lsn, msg.old_kind == "K") if msg.old is not None else None
@@ -242,10 +248,8 @@ class ChangeCapture:
             self._emit(t, "c", None, after, new_key, lsn, [("__debezium.oldkey", old_key)])
 
     def _delete(self, msg: m.Delete, lsn: int) -> None:
-        if msg.xid is not None and self._spilled(msg, lsn):
-            return
-        t = self._table(msg.relation_oid, lsn)
-        if t is None or self.skip_d:
+        t = self._target(msg, lsn, self.skip_d)
+        if t is None:
             return
         before = t.row(msg.old, lsn, msg.old_kind == "K")
         key = t.key(before)
@@ -274,18 +278,9 @@ class ChangeCapture:
         now_ns = time.time_ns()
         # A non-transactional message has no commit time of its own; Debezium reports the last one seen,
         # and treats the message's own LSN as the last commit (measured on 3.6).
-        commit_us = self.commit_us
         if not msg.transactional:
             self.last_commit_lsn = lsn
-        source = {
-            "version": DEBEZIUM_VERSION, "connector": "postgresql", "name": self.prefix,
-            "ts_ms": commit_us // 1000, "snapshot": "false", "db": self.db,
-            "sequence": f'["{self.last_commit_lsn}","{lsn}"]' if self.last_commit_lsn is not None
-            else f'[null,"{lsn}"]',
-            "ts_us": commit_us, "ts_ns": commit_us * 1000, "schema": "", "table": "",
-            "txId": self.xid if msg.transactional else None, "lsn": lsn, "xmin": None, "origin": None,
-            "origin_lsn": None,
-        }
+        source = self._source_block("", "", lsn, self.xid if msg.transactional else None)
         value = {
             "op": "m", "ts_ms": now_ns // 1_000_000, "source": source,
             "transaction": self._tx_block(MESSAGE_COLLECTION, lsn) if msg.transactional else None,

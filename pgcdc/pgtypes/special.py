@@ -18,41 +18,21 @@ from pgcdc.pgtypes import numbers, temporal
 
 # -- interval -------------------------------------------------------------------------------------------
 _US_PER_MONTH = 2_629_800_000_000  # 30.4375 days: Debezium's MicroDuration month
-_UNITS = {"year": 12 * _US_PER_MONTH, "years": 12 * _US_PER_MONTH, "mon": _US_PER_MONTH, "mons": _US_PER_MONTH,
-          "day": 86_400_000_000, "days": 86_400_000_000}
 _TIME = re.compile(r"^(-?)(\d+):(\d\d):(\d\d)(?:\.(\d+))?$")
 
 
-def interval_us(text: str) -> int:
-    """Microseconds for an interval in PostgreSQL's default output style ('1 year 2 mons 3 days 04:05:06')."""
-    total = 0
+def _interval_parts(text: str) -> tuple[int, int, int, int]:
+    """(years, months, days, signed microseconds of the time part) of PostgreSQL's default interval output
+    ('1 year 2 mons 3 days 04:05:06.789', '-1 days -00:00:01')."""
+    years = months = days = us = 0
     parts = text.split()
     i = 0
     while i < len(parts):
         m = _TIME.match(parts[i])
         if m:
             sign, hh, mm, ss, frac = m.groups()
-            us = ((int(hh) * 60 + int(mm)) * 60 + int(ss)) * 1_000_000 + int((frac or "0").ljust(6, "0")[:6])
-            total += -us if sign else us
-            i += 1
-            continue
-        total += int(parts[i]) * _UNITS[parts[i + 1]]
-        i += 2
-    return total
-
-
-def interval_iso(text: str) -> str:
-    """interval.handling.mode=string: ISO-8601 duration (PnYnMnDTnHnMnS)."""
-    years = months = days = 0
-    secs = Decimal(0)
-    parts = text.split()
-    i = 0
-    while i < len(parts):
-        m = _TIME.match(parts[i])
-        if m:
-            sign, hh, mm, ss, frac = m.groups()
-            value = Decimal(int(hh) * 3600 + int(mm) * 60 + int(ss)) + Decimal(f"0.{frac or '0'}")
-            secs += -value if sign else value
+            t = ((int(hh) * 60 + int(mm)) * 60 + int(ss)) * 1_000_000 + int((frac or "0").ljust(6, "0")[:6])
+            us += -t if sign else t
             i += 1
             continue
         n, unit = int(parts[i]), parts[i + 1]
@@ -63,6 +43,19 @@ def interval_iso(text: str) -> str:
         else:
             days += n
         i += 2
+    return years, months, days, us
+
+
+def interval_us(text: str) -> int:
+    """io.debezium.time.MicroDuration."""
+    years, months, days, us = _interval_parts(text)
+    return (years * 12 + months) * _US_PER_MONTH + days * 86_400_000_000 + us
+
+
+def interval_iso(text: str) -> str:
+    """interval.handling.mode=string: ISO-8601 duration (PnYnMnDTnHnMnS)."""
+    years, months, days, us = _interval_parts(text)
+    secs = Decimal(us) / 1_000_000
     hours, rem = divmod(abs(secs), 3600)
     minutes, seconds = divmod(rem, 60)
     sign = "-" if secs < 0 else ""

