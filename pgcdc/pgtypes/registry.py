@@ -131,8 +131,11 @@ def _numeric(c: ColumnLike, m: Modes) -> Converter:
     return Converter(schema, fixed)
 
 
+_NUMERIC_SPECIAL = {"NaN": "NAN", "Infinity": "POSITIVE_INFINITY", "-Infinity": "NEGATIVE_INFINITY"}
+
+
 def _numeric_string(text: str) -> str:
-    return "NAN" if text == "NaN" else text  # Java's BigDecimal-less NaN spelling in Debezium (measured)
+    return _NUMERIC_SPECIAL.get(text, text)  # Debezium's spellings of the special values (measured)
 
 
 def _bytea(c: ColumnLike, m: Modes) -> Converter:

@@ -17,8 +17,8 @@ ONE_US = timedelta(microseconds=1)
 # extremes after its own offsets), keyed by PostgreSQL's text.
 DATE_INFINITY = {"infinity": -2_147_472_692}
 DATE_INFINITY_SNAPSHOT = {"infinity": -622_191_234}
-TIMESTAMP_US_INFINITY = {"-infinity": -9_223_372_036_832_400_000}
-TIMESTAMP_MS_INFINITY = {"-infinity": -9_223_372_036_832_400}
+TIMESTAMP_US_INFINITY = {"infinity": 9_223_372_036_825_200_000, "-infinity": -9_223_372_036_832_400_000}
+TIMESTAMP_MS_INFINITY = {"infinity": 9_223_372_036_825_200, "-infinity": -9_223_372_036_832_400}
 US_PER_DAY = 86_400_000_000
 
 
