@@ -72,7 +72,8 @@ def test_aborted_big_transaction_emits_nothing(small_mem_pg: PostgresCluster, db
         pg.execute("INSERT INTO big VALUES (-1, 'after')", db)
         records = wait_records(sink, 1)
     assert [payload(r)["after"]["id"] for r in records] == [-1]
-    assert streamed(pg, config.slot_name) >= 1
+    # (Whether the server streamed it depends on the version: newer ones can skip decoding an aborted
+    # transaction altogether. Either way nothing of it may be emitted.)
 
 
 def test_two_big_transactions_interleaved(small_mem_pg: PostgresCluster, db: str) -> None:
