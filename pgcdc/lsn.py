@@ -26,3 +26,8 @@ def format_lsn(lsn: int) -> str:
     if not 0 <= lsn <= MAX_LSN:
         raise ValueError(f"LSN out of range: {lsn}")
     return f"{lsn >> 32:X}/{lsn & 0xFFFFFFFF:X}"
+
+
+# Microseconds from the Unix epoch to PostgreSQL's (2000-01-01): the base of every timestamp in the
+# replication protocol (commit times, standby status updates).
+PG_EPOCH_US = 946_684_800_000_000

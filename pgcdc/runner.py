@@ -42,7 +42,6 @@ log = logging.getLogger(__name__)
 @dataclass
 class Stats:
     events: int = 0
-    transactions: int = 0
     started: float = field(default_factory=time.monotonic)
 
 

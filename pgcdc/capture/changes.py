@@ -14,10 +14,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import orjson
-
 from pgcdc.capture.position import Position, ResumePoint
 from pgcdc.capture.streamed import StreamedTransactions
+from pgcdc.lsn import PG_EPOCH_US
 from pgcdc.envelope import connect
 from pgcdc.envelope.source import (
     DEBEZIUM_VERSION,
@@ -34,7 +33,6 @@ from pgcdc.sink import Sink
 
 log = logging.getLogger(__name__)
 
-PG_EPOCH_US = 946_684_800_000_000  # µs from 1970-01-01 to 2000-01-01, PostgreSQL's timestamp epoch
 # Debezium 3.6 names the data collection of logical-decoding messages in END events by a Java object's
 # toString() (class@identity-hash, different every run). We keep the class part and a fixed hash.
 MESSAGE_COLLECTION = "io.debezium.connector.postgresql.LogicalDecodingMessageMonitor$LogicalDecodingMessageId@0"
@@ -344,7 +342,3 @@ def java_hashmap_order(keys: list[str]) -> list[str]:
         return (h ^ (h >> 16)) & (capacity - 1)
 
     return sorted(keys, key=bucket)  # sorted() is stable: insertion order within a bucket
-
-
-def header_value(payload: Any, schema: dict[str, Any] | None = None) -> bytes:
-    return orjson.dumps({"schema": schema, "payload": payload}) if schema else orjson.dumps(payload)

@@ -14,17 +14,15 @@ import psycopg
 from psycopg import pq
 
 from pgcdc.errors import SourceError
-from pgcdc.lsn import format_lsn
+from pgcdc.lsn import PG_EPOCH_US, format_lsn
 from pgcdc.protocol.replication import PrimaryKeepalive, XLogData, parse_copy_data, standby_status_update
 
 log = logging.getLogger(__name__)
 
-# Microseconds between the Unix epoch and PostgreSQL's epoch (2000-01-01).
-PG_EPOCH_OFFSET_US = 946_684_800_000_000
 
 
 def pg_now_us() -> int:
-    return int(time.time() * 1_000_000) - PG_EPOCH_OFFSET_US
+    return int(time.time() * 1_000_000) - PG_EPOCH_US
 
 
 class ReplicationStream:
