@@ -125,7 +125,7 @@ class ConnectorConfig(BaseModel):
     offset_storage_replication_factor: int = Field(-1, alias="offset.storage.replication.factor")
 
     bootstrap_servers: str | None = Field(None, alias="bootstrap.servers")
-    sink_type: Literal["kafka", "file"] = Field("kafka", alias="sink.type")
+    sink_type: Literal["kafka", "file", "embedded"] = Field("kafka", alias="sink.type")
     sink_file_path: str = Field("-", alias="sink.file.path")
 
     # Everything for librdkafka: kafka.* / producer.override.* / producer.* with the prefix removed.

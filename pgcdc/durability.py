@@ -33,7 +33,15 @@ class Checkpointer:
         """Make `position` durable. A no-op if nothing new; raises (and stores nothing) if Kafka fails."""
         if position is None or position == self.stored:
             return
-        self.sink.flush()
+        acknowledged = getattr(self.sink, "acknowledged", None)
+        if acknowledged is not None:
+            # A sink acknowledged by someone else (the embedding API's application): store only the newest
+            # position all of whose records were acknowledged.
+            position = acknowledged(position)
+            if position is None or position == self.stored:
+                return
+        else:
+            self.sink.flush()
         self._maybe_crash("flush")
         self.offsets.store(position.to_offset())
         self._maybe_crash("store")

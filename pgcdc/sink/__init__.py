@@ -20,6 +20,10 @@ class Sink(Protocol):
 
 
 def make_sink(config: Any) -> Sink:
+    if config.sink_type == "embedded":
+        from pgcdc.errors import ConfigError
+
+        raise ConfigError("sink.type=embedded: records go to the application; run it through pgcdc.embed.Engine")
     if config.sink_type == "file":
         from pgcdc.sink.file import FileSink
 

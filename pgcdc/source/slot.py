@@ -7,6 +7,7 @@ restart point is invisible to that slot's decoding ("publication … does not ex
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 
 import psycopg
@@ -113,6 +114,15 @@ def create_slot(repl: psycopg.Connection, config: ConnectorConfig, *, export_sna
     return SlotInfo(config.slot_name, True, parse_lsn(row[1]), row[2])
 
 
-def drop_slot(conn: psycopg.Connection, name: str) -> None:
-    conn.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = %s",
-                 (name,))
+def drop_slot(conn: psycopg.Connection, name: str, wait_s: float = 10.0) -> None:
+    """Drop the slot; a walsender that was just told to stop may hold it a moment longer, so wait for it."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            conn.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
+                         "WHERE slot_name = %s", (name,))
+            return
+        except psycopg.errors.ObjectInUse:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.05)
