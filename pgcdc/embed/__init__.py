@@ -11,8 +11,9 @@ covers transactions all of whose events were committed, so after a restart every
 again and no committed transaction does. Commits are cumulative, like Kafka offsets: committing an event
 commits every event delivered before it.
 
-Instead of iterating, pass `on_event=` (called in the connector's thread, committed when it returns) or run
-your own `sink=` through `pgcdc.runner.Connector`.
+Instead of iterating, pass `on_event=` (called in the connector's thread, committed when it returns) or your
+own `sink=` (any object with pgcdc.sink.Sink's send/flush/close: records are durable once its `flush()`
+returns, exactly as with Kafka).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from pgcdc.embed.values import struct_decoder
 from pgcdc.errors import PgcdcError
 from pgcdc.offsets import OffsetStore
 from pgcdc.runner import Connector
-from pgcdc.sink import Headers
+from pgcdc.sink import Headers, Sink
 
 __all__ = ["Engine", "EngineStopped", "Event"]
 
@@ -159,7 +160,8 @@ class Engine:
     """
 
     def __init__(self, config: Mapping[str, Any] | ConnectorConfig, *, offsets: OffsetStore | None = None,
-                 on_event: Callable[[Event], None] | None = None, max_pending: int = 10_000) -> None:
+                 on_event: Callable[[Event], None] | None = None, sink: Sink | None = None,
+                 max_pending: int = 10_000) -> None:
         self.config = config if isinstance(config, ConnectorConfig) else _embedded_config(config)
         self._on_event = on_event
         self._queue: queue.Queue[Any] = queue.Queue(max_pending)
@@ -171,7 +173,8 @@ class Engine:
         self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
         self._kinds = _kinds_by_topic(self.config)
-        self.connector = Connector(self.config, sink=_EngineSink(self), offsets=offsets)
+        self._custom_sink = sink is not None
+        self.connector = Connector(self.config, sink=sink or _EngineSink(self), offsets=offsets)
 
     # -- life cycle ----------------------------------------------------------------------------------
     def start(self, timeout: float = 120) -> Engine:
@@ -234,8 +237,8 @@ class Engine:
     # -- delivery ------------------------------------------------------------------------------------
     def events(self, timeout: float | None = None) -> Iterator[Event]:
         """Events in stream order until the engine stops; with `timeout`, also ends after that many idle seconds."""
-        if self._on_event is not None:
-            raise RuntimeError("this engine delivers to its on_event callback")
+        if self._on_event is not None or self._custom_sink:
+            raise RuntimeError("this engine delivers to its on_event callback or its sink, not to events()")
         if self._thread is None:
             self.start()
         while True:

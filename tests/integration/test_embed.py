@@ -191,3 +191,39 @@ def test_bad_config_is_one_clear_error(pg: PostgresCluster, dbname: str) -> None
 
     with pytest.raises(PgcdcError, match="decimal.handling.mode"):
         Engine(props(pg, dbname, **{"decimal.handling.mode": "exact"}))
+
+
+def test_custom_sink_is_flushed_before_each_offset(pg: PostgresCluster, dbname: str) -> None:
+    from pgcdc.offsets.memory import MemoryOffsetStore
+
+    pg.execute("CREATE TABLE n (id int PRIMARY KEY)", dbname)
+    offsets = MemoryOffsetStore()
+
+    class ListSink:
+        def __init__(self) -> None:
+            self.sent: list[tuple[str, bytes | None]] = []
+            self.flushed_at: list[tuple[int, int]] = []  # (records sent, offsets stored) at each flush
+
+        def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Any = None,
+                 partition: int | None = None) -> None:
+            self.sent.append((topic, value))
+
+        def flush(self) -> None:
+            self.flushed_at.append((len(self.sent), len(offsets.history)))
+
+        def close(self) -> None:
+            pass
+
+    sink = ListSink()
+    with Engine(props(pg, dbname), sink=sink, offsets=offsets) as engine:
+        with pytest.raises(RuntimeError, match="not to events"):
+            next(engine.events())
+        pg.execute("INSERT INTO n VALUES (1)", dbname)
+        deadline = 300
+        while not offsets.history and deadline:
+            threading.Event().wait(0.1)
+            deadline -= 1
+    assert [t for t, _ in sink.sent] == ["app.public.n"]
+    assert offsets.history, "no offset stored"
+    # Every stored offset was preceded by a flush that covered the record.
+    assert sink.flushed_at[0] == (1, 0)
