@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from pgcdc.embed import Engine, Event
-from pgcdc.local import PostgresCluster
+from pgcdc.local import PostgresCluster, TansuBroker
 
 
 def props(pg: PostgresCluster, db: str, **extra: str) -> dict[str, Any]:
@@ -227,3 +227,16 @@ def test_custom_sink_is_flushed_before_each_offset(pg: PostgresCluster, dbname: 
     assert offsets.history, "no offset stored"
     # Every stored offset was preceded by a flush that covered the record.
     assert sink.flushed_at[0] == (1, 0)
+
+
+def test_offsets_in_kafka(pg: PostgresCluster, dbname: str, broker: TansuBroker) -> None:
+    pg.execute("CREATE TABLE n (id int PRIMARY KEY)", dbname)
+    cfg = props(pg, dbname, **{"offset.storage": "kafka", "bootstrap.servers": broker.bootstrap_servers,
+                                "offset.storage.topic": f"offsets_{dbname}", "offset.storage.partitions": "1"})
+    with Engine(cfg) as engine:
+        pg.execute("INSERT INTO n VALUES (1)", dbname)
+        pg.execute("INSERT INTO n VALUES (2)", dbname)
+        first, _second = take(engine, 2)
+        first.commit()
+    with Engine(cfg) as engine:
+        assert [e.after["id"] for e in take(engine, 1)] == [2]
