@@ -31,6 +31,7 @@ RESERVED_ENV = frozenset({"PGCDC_PG_BINDIR", "PGCDC_PG_VERSION", "PGCDC_TANSU_BI
 
 # Properties passed through verbatim to librdkafka (after stripping the prefix).
 PASSTHROUGH_PREFIXES = ("kafka.", "producer.override.", "producer.")
+SELECT_OVERRIDE_PREFIX = "snapshot.select.statement.overrides."
 OFFSET_STORES = {
     "org.apache.kafka.connect.storage.KafkaOffsetBackingStore": "kafka",
     "org.apache.kafka.connect.storage.FileOffsetBackingStore": "file",
@@ -79,9 +80,25 @@ class ConnectorConfig(BaseModel):
     table_include_list: tuple[str, ...] = Field((), alias="table.include.list")
     table_exclude_list: tuple[str, ...] = Field((), alias="table.exclude.list")
 
-    snapshot_mode: Literal["initial", "always", "initial_only", "no_data", "never", "when_needed"] = Field(
-        "initial", alias="snapshot.mode"
-    )
+    snapshot_mode: Literal["initial", "always", "initial_only", "no_data", "never", "when_needed",
+                           "configuration_based"] = Field("initial", alias="snapshot.mode")
+    # snapshot.mode=configuration_based: Debezium's ConfigurationBasedSnapshotter flags. The schema flags have
+    # no effect for PostgreSQL (no schema history), as in Debezium.
+    snapshot_cb_data: bool = Field(False, alias="snapshot.mode.configuration.based.snapshot.data")
+    snapshot_cb_schema: bool = Field(False, alias="snapshot.mode.configuration.based.snapshot.schema")
+    snapshot_cb_stream: bool = Field(False, alias="snapshot.mode.configuration.based.start.stream")
+    snapshot_cb_on_schema_error: bool = Field(
+        False, alias="snapshot.mode.configuration.based.snapshot.on.schema.error")
+    snapshot_cb_on_data_error: bool = Field(False, alias="snapshot.mode.configuration.based.snapshot.on.data.error")
+    snapshot_include_collection_list: tuple[str, ...] = Field((), alias="snapshot.include.collection.list")
+    snapshot_select_statement_overrides: tuple[str, ...] = Field((), alias="snapshot.select.statement.overrides")
+    # snapshot.select.statement.overrides.<schema>.<table> values, keyed by "<schema>.<table>".
+    snapshot_select_statements: dict[str, str] = Field(default_factory=dict)
+    snapshot_fetch_size: int = Field(10_240, alias="snapshot.fetch.size", gt=0)
+    snapshot_max_threads: int = Field(1, alias="snapshot.max.threads", ge=1, le=64)
+    snapshot_lock_timeout_ms: int = Field(10_000, alias="snapshot.lock.timeout.ms", ge=0)
+    # pgcdc's own: rows per primary-key chunk, the unit of parallel reading.
+    pgcdc_snapshot_chunk_rows: int = Field(100_000, alias="pgcdc.snapshot.chunk.rows", gt=0)
     tombstones_on_delete: bool = Field(True, alias="tombstones.on.delete")
     skipped_operations: frozenset[str] = Field(frozenset({"t"}), alias="skipped.operations")
     provide_transaction_metadata: bool = Field(False, alias="provide.transaction.metadata")
@@ -134,7 +151,8 @@ class ConnectorConfig(BaseModel):
     # -- value parsing ----------------------------------------------------------------------------
     @field_validator(
         "schema_include_list", "schema_exclude_list", "table_include_list", "table_exclude_list",
-        "column_propagate_source_type", "datatype_propagate_source_type", mode="before"
+        "column_propagate_source_type", "datatype_propagate_source_type", "snapshot_include_collection_list",
+        mode="before"
     )
     @classmethod
     def _regex_list(cls, v: Any, info: Any) -> tuple[str, ...]:
@@ -156,6 +174,11 @@ class ConnectorConfig(BaseModel):
         if bad:
             raise ValueError(f"unknown operation(s) {', '.join(sorted(bad))}: use c, u, d, t or none")
         return ops
+
+    @field_validator("snapshot_select_statement_overrides", mode="before")
+    @classmethod
+    def _names(cls, v: Any) -> tuple[str, ...]:
+        return _csv(v) if isinstance(v, str) else tuple(v)
 
     @field_validator("offset_storage", mode="before")
     @classmethod
@@ -186,6 +209,10 @@ class ConnectorConfig(BaseModel):
             raise ValueError("offset.storage=kafka needs bootstrap.servers; or set offset.storage to file/memory")
         if self.offset_storage == "file" and not self.offset_storage_file_filename:
             raise ValueError("offset.storage.file.filename is required when offset.storage is the file store")
+        missing = [t for t in self.snapshot_select_statement_overrides if t not in self.snapshot_select_statements]
+        if missing:
+            raise ValueError(f"snapshot.select.statement.overrides names {missing[0]} but "
+                             f"snapshot.select.statement.overrides.{missing[0]} is not set")
         if self.publication_autocreate_mode == "filtered" and not (
             self.table_include_list or self.schema_include_list
         ):
@@ -205,6 +232,12 @@ class ConnectorConfig(BaseModel):
         if self.schema_exclude_list and any(re.fullmatch(p, schema) for p in self.schema_exclude_list):
             return False
         return True
+
+    def snapshots(self, schema: str, table: str) -> bool:
+        """snapshot.include.collection.list: the captured tables whose rows the snapshot reads (all if unset)."""
+        full = f"{schema}.{table}"
+        return not self.snapshot_include_collection_list or any(
+            re.fullmatch(p, full) for p in self.snapshot_include_collection_list)
 
     def libpq_params(self, replication: bool = False) -> dict[str, Any]:
         params: dict[str, Any] = {
@@ -321,6 +354,7 @@ def build_config(props: Mapping[str, str]) -> ConnectorConfig:
     """Validate flat properties. Unknown names are errors (with a suggestion); known-but-inert ones warn."""
     fields: dict[str, Any] = {}
     kafka: dict[str, str] = {}
+    statements: dict[str, str] = {}
     ignored: list[str] = []
     aliases = {f.alias: name for name, f in ConnectorConfig.model_fields.items() if f.alias}
     for key, value in props.items():
@@ -328,6 +362,8 @@ def build_config(props: Mapping[str, str]) -> ConnectorConfig:
             fields[key] = value
         elif key == "kafka.bootstrap.servers":
             fields.setdefault("bootstrap.servers", value)
+        elif key.startswith(SELECT_OVERRIDE_PREFIX):
+            statements[key[len(SELECT_OVERRIDE_PREFIX):]] = value
         elif key.startswith(PASSTHROUGH_PREFIXES):
             kafka[key.split(".", 1)[1] if not key.startswith("producer.override.") else key[18:]] = value
         elif key in ("transforms",) or key.startswith("transforms."):
@@ -342,6 +378,7 @@ def build_config(props: Mapping[str, str]) -> ConnectorConfig:
     if ignored:
         log.warning("accepted but not acted on by pgcdc: %s", ", ".join(sorted(ignored)))
     fields["kafka"] = kafka
+    fields["snapshot_select_statements"] = statements
     try:
         return ConnectorConfig.model_validate(fields)
     except ValidationError as exc:

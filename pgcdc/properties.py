@@ -10,12 +10,9 @@ from __future__ import annotations
 # Accepted and ignored with a warning: they tune behaviour pgcdc does not have yet or does differently.
 ACCEPTED_NOT_IMPLEMENTED: frozenset[str] = frozenset(
     """
-    snapshot.lock.timeout.ms snapshot.fetch.size snapshot.max.threads snapshot.delay.ms
-    snapshot.include.collection.list snapshot.select.statement.overrides snapshot.isolation.mode
+    snapshot.delay.ms snapshot.isolation.mode
     snapshot.locking.mode snapshot.query.mode snapshot.custom.class snapshot.mode.custom.name
-    snapshot.mode.configuration.based.snapshot.data snapshot.mode.configuration.based.snapshot.schema
-    snapshot.mode.configuration.based.start.stream snapshot.mode.configuration.based.snapshot.on.schema.error
-    snapshot.mode.configuration.based.snapshot.on.data.error snapshot.tables.order.by.row.count
+    snapshot.tables.order.by.row.count
     incremental.snapshot.chunk.size incremental.snapshot.allow.schema.changes incremental.snapshot.watermarking.strategy
     read.only signal.data.collection signal.enabled.channels signal.kafka.topic signal.kafka.bootstrap.servers
     signal.kafka.groupId signal.poll.interval.ms signal.file
@@ -47,7 +44,6 @@ ACCEPTED_NOT_IMPLEMENTED: frozenset[str] = frozenset(
 ACCEPTED_PREFIXES: tuple[str, ...] = (
     "column.mask.",
     "column.truncate.to.",
-    "snapshot.select.statement.overrides.",
     "topic.creation.",
     "notification.",
     "signal.",

@@ -18,8 +18,10 @@ from typing import Any
 import psycopg
 
 from pgcdc.capture.changes import ChangeCapture
-from pgcdc.capture.position import ResumePoint, SnapshotDone
+from pgcdc.capture.position import ResumePoint, SnapshotDone, SnapshotProgress, snapshot_in_progress
 from pgcdc.capture.snapshot import Snapshot
+from pgcdc.capture.snapshot_plan import TablePlan
+from pgcdc.capture.snapshot_progress import ProgressReporter, SnapshotMetrics
 from pgcdc.config import ConnectorConfig
 from pgcdc.durability import Checkpointer
 from pgcdc.envelope.source import context_headers
@@ -58,6 +60,7 @@ class Connector:
         self.stats = Stats()
         self.ready = threading.Event()  # set once streaming has started
         self.capture: ChangeCapture | None = None
+        self.snapshot_metrics = SnapshotMetrics()  # the initial snapshot's progress, for metrics and tests
         # One run id per process start, like Debezium's __debezium.context.runId (a UUIDv7).
         self.context_headers = context_headers(config.topic_prefix, _uuid7(), config.key_converter_schemas_enable)
 
@@ -112,7 +115,7 @@ class Connector:
             except BaseException:
                 undo.run()
                 raise
-            if stream is None:  # snapshot.mode=initial_only: done
+            if stream is None:  # no streaming (snapshot.mode), or stopped during the snapshot
                 return self.stats
             self.capture = capture
             self.ready.set()
@@ -144,19 +147,30 @@ class Connector:
         catalog = Catalog(connect(c))
         stack.callback(catalog.close)
         tables = self._table_lookup(catalog, self._settings())
-        wants_snapshot = c.snapshot_mode not in ("no_data", "never") and (
-            existing is None or stored is None or c.snapshot_mode == "always")
+        wants_snapshot, streams = self._snapshot_decision(stored, existing)
+        catch_up_from: int | None = None  # no exported snapshot: the stream position the rows must precede
+        progress = SnapshotProgress.from_offset(stored) if stored else None
         if existing is None:
             slot = slots.create_slot(repl, c, export_snapshot=wants_snapshot)
             undo.slot = True
+            progress = None  # a new slot: whatever the offsets say belongs to a slot that is gone
         elif wants_snapshot:
-            log.warning("snapshot.mode=%s: slot %s already exists, so no consistent snapshot can be exported; "
-                        "streaming from the slot's position without a snapshot", c.snapshot_mode, c.slot_name)
-            wants_snapshot = False
+            # No consistent snapshot can be exported from an existing slot. Read the rows in a new snapshot and
+            # stream from a position before it: every change since that position is replayed after the rows.
+            if progress is not None:
+                catch_up_from = progress.end_lsn
+            elif stored and not snapshot_in_progress(stored):
+                catch_up_from = ResumePoint.from_offset(stored).start_lsn
+            else:
+                catch_up_from = existing[0]
+            slot = slots.SlotInfo(c.slot_name, False, catch_up_from, None)
         if wants_snapshot:
-            stored = self._snapshot(conn, slot, sink, offsets, catalog)
-            if c.snapshot_mode == "initial_only":
+            done = self._snapshot(conn, slot, sink, offsets, catalog, progress)
+            if done is None:  # stopped during the snapshot; its progress is stored
                 return None, None, None
+            stored = done
+        if not streams:  # snapshot.mode=initial_only, or configuration_based without start.stream
+            return None, None, None
         resume = ResumePoint.from_offset(stored) if stored else None
         if resume:
             log.info("resuming from stored offset lsn=%s lsn_commit=%s", format_lsn(resume.lsn),
@@ -177,16 +191,43 @@ class Connector:
         stack.callback(capture.streams.close)
         return stream, capture, Checkpointer(sink, offsets, stream)
 
+    def _snapshot_decision(self, stored: dict[str, Any] | None, existing: tuple[int, bool] | None
+                           ) -> tuple[bool, bool]:
+        """(read a snapshot now, stream afterwards) per snapshot.mode, as Debezium's snapshotters decide.
+
+        An offset written while a snapshot ran (`snapshot_completed: false`) counts as no offset: the snapshot
+        continues (pgcdc's cursor) or starts over (Debezium's offset). "Data error": the stored position is
+        gone (the slot was dropped, or it confirmed past what was stored)."""
+        c = self.config
+        mode = c.snapshot_mode
+        completed = stored is not None and not snapshot_in_progress(stored)
+        lost = completed and stored is not None and (
+            existing is None or ResumePoint.from_offset(stored).start_lsn < existing[0])
+        if mode in ("no_data", "never"):
+            return False, True
+        if mode == "always":
+            return True, True
+        if mode in ("initial", "initial_only"):
+            return not completed, mode == "initial"
+        if mode == "when_needed":
+            if lost:
+                log.warning("snapshot.mode=when_needed: the stored position is no longer available from slot %s; "
+                            "taking a new snapshot", c.slot_name)
+            return not completed or lost, True
+        # configuration_based
+        return c.snapshot_cb_data or (c.snapshot_cb_on_data_error and lost), c.snapshot_cb_stream
+
     def _snapshot(self, conn: psycopg.Connection, slot: slots.SlotInfo, sink: Sink, offsets: OffsetStore,
-                  catalog: Catalog) -> dict[str, Any]:
-        """Emit every captured table inside the slot's exported snapshot, then make that durable."""
+                  catalog: Catalog, resume: SnapshotProgress | None) -> dict[str, Any] | None:
+        """Emit every captured table in one snapshot, then make that durable. None if stopped first."""
         c = self.config
         settings = self._settings()
         snapshot_tables = self._table_lookup(catalog, dataclasses.replace(
             settings, modes=dataclasses.replace(settings.modes, snapshot=True)))
-        wanted = slots.captured_tables(conn, c)
         plan = []
-        for schema, table in wanted:
+        for schema, table in sorted(slots.captured_tables(conn, c)):
+            if not c.snapshots(schema, table):
+                continue
             oid = catalog.table_oid(schema, table)
             info = catalog.table(oid) if oid is not None else None
             if info is None:
@@ -194,17 +235,32 @@ class Connector:
             rel = m.Relation(None, info.oid, schema, table, info.replica_identity, tuple(
                 m.Column(1 if col.name in info.primary_key else 0, col.name, col.type_oid, col.type_modifier)
                 for col in info.columns))
-            plan.append((schema, table, lambda rel=rel: snapshot_tables(rel)))
+            override = c.snapshot_select_statements.get(f"{schema}.{table}") \
+                if f"{schema}.{table}" in c.snapshot_select_statement_overrides else None
+            plan.append(TablePlan(schema, table, lambda rel=rel: snapshot_tables(rel),
+                                  override=override.strip().rstrip(";") if override else None))
+        checkpointer = Checkpointer(sink, offsets, None)
+        # An embedding application acknowledges records itself; its sink has no notion of snapshot progress,
+        # so such a snapshot is stored only once complete (a restart reads it again).
+        keeps_progress = getattr(sink, "acknowledged", None) is None
+        metrics = self.snapshot_metrics
         snapshot = Snapshot(sink=sink, topic_prefix=c.topic_prefix, database=c.database_dbname,
-                            lsn=slot.consistent_point, headers=self.context_headers)
-        log.info("initial snapshot of %d table(s) at %s", len(plan), format_lsn(slot.consistent_point))
-        with connect(c) as snap_conn:
-            snap_conn.autocommit = True
-            xid = snapshot.run(snap_conn, slot.snapshot_name, plan)
-        done = SnapshotDone(slot.consistent_point, xid, time.time_ns() // 1000)
-        Checkpointer(sink, offsets, None).checkpoint(done)
+                            lsn=slot.consistent_point, headers=self.context_headers,
+                            checkpoint=checkpointer.checkpoint if keeps_progress else None, flush_interval_s=c.offset_flush_interval_ms / 1000,
+                            stop=self._stop, metrics=metrics, reporter=ProgressReporter(metrics))
+        how = "in the slot's exported snapshot" if slot.snapshot_name else "in a new snapshot (catching up)"
+        log.info("initial snapshot of %d table(s) %s, streaming from %s (snapshot.max.threads=%d)", len(plan), how,
+                 format_lsn(slot.consistent_point), c.snapshot_max_threads)
+        xid = snapshot.run(lambda: connect(c), slot.snapshot_name, plan, resume=resume,
+                           threads=c.snapshot_max_threads, chunk_rows=c.pgcdc_snapshot_chunk_rows,
+                           fetch_size=c.snapshot_fetch_size, lock_timeout_ms=c.snapshot_lock_timeout_ms)
         self.stats.events += snapshot.events
-        log.info("initial snapshot done: %d records", snapshot.events)
+        if xid is None:
+            return None
+        done = SnapshotDone(slot.consistent_point, xid, snapshot.ts_us)
+        checkpointer.checkpoint(done)
+        log.info("initial snapshot done: %d records in %.1f s (%.0f rows/s)", snapshot.events, metrics.elapsed,
+                 metrics.rows_per_second)
         return done.to_offset()
 
     def _loop(self, stream: ReplicationStream, capture: ChangeCapture, checkpointer: Checkpointer) -> None:

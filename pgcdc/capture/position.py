@@ -8,6 +8,7 @@ transaction; on resume it also honours a Debezium offset stored in the middle of
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,3 +88,53 @@ class SnapshotDone:
     def to_offset(self) -> dict[str, Any]:
         return {"last_snapshot_record": True, "lsn": self.end_lsn, "txId": self.xid, "ts_usec": self.ts_us,
                 "snapshot": "INITIAL", "snapshot_completed": True}
+
+
+SNAPSHOT_PROGRESS_FIELD = "pgcdc_snapshot"
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotProgress:
+    """An initial snapshot under way, stored so a restart continues after the last emitted row.
+
+    The offset is the one Debezium stores while it snapshots (`snapshot_completed: false`: Debezium, given
+    it, starts the snapshot over), plus one field Debezium does not read, `pgcdc_snapshot`: a JSON string
+    (Connect offsets hold primitives only) with pgcdc's cursor. Tables sort as (schema, table); every table
+    up to `done` is complete; `table` was emitted up to the primary key `key` (output-function text), or
+    must be read again from its start when `key` is null (no primary key, or a select override).
+    """
+
+    end_lsn: int  # where streaming starts once the snapshot completes
+    xid: int
+    ts_us: int
+    done: tuple[str, str] | None
+    table: tuple[str, str] | None
+    key: tuple[str, ...] | None
+    rows: int  # records emitted so far, for the log
+
+    def to_offset(self) -> dict[str, Any]:
+        cursor = {"done": self.done, "table": self.table, "key": self.key, "rows": self.rows}
+        return {"last_snapshot_record": False, "lsn": self.end_lsn, "txId": self.xid, "ts_usec": self.ts_us,
+                "snapshot": "INITIAL", "snapshot_completed": False,
+                SNAPSHOT_PROGRESS_FIELD: json.dumps(cursor, separators=(",", ":"))}
+
+    @classmethod
+    def from_offset(cls, offset: dict[str, Any]) -> SnapshotProgress | None:
+        """pgcdc's cursor in an unfinished snapshot's offset; None if the offset is anything else."""
+        text = offset.get(SNAPSHOT_PROGRESS_FIELD)
+        if offset.get("snapshot_completed") is not False or not isinstance(text, str):
+            return None
+        cursor = json.loads(text)
+
+        def pair(v: Any) -> tuple[str, str] | None:
+            return (str(v[0]), str(v[1])) if v else None
+
+        key = cursor.get("key")
+        return cls(int(offset.get("lsn") or 0), int(offset.get("txId") or 0), int(offset.get("ts_usec") or 0),
+                   pair(cursor.get("done")), pair(cursor.get("table")),
+                   tuple(str(k) for k in key) if key is not None else None, int(cursor.get("rows") or 0))
+
+
+def snapshot_in_progress(offset: dict[str, Any] | None) -> bool:
+    """Debezium's own test: an offset written before the snapshot finished (it starts over on it)."""
+    return offset is not None and offset.get("snapshot_completed") is False

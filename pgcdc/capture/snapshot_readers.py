@@ -1,0 +1,133 @@
+"""Reader threads for the initial snapshot: several connections in one snapshot, chunks read ahead in order.
+
+A coordinator connection opens the snapshot (the slot's exported one, or a fresh one when catching up) and
+exports it again with pg_export_snapshot(); each reader adopts it, so every chunk sees the same database
+state. Readers take chunks in emission order and hand rows over in batches through small bounded queues: at
+most `threads` chunks are in flight, each holding at most `QUEUE_BATCHES` batches, so memory does not grow
+with the table. COPY's libpq I/O runs while the emitting thread converts, and with more than one reader,
+the next chunks are fetched while the current one is emitted.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from pgcdc.capture.snapshot_plan import Chunk, copy_query
+
+log = logging.getLogger(__name__)
+
+QUEUE_BATCHES = 4
+_END = object()
+
+
+class ChunkRows:
+    """The rows of one chunk as they arrive: iterate for batches (lists of text tuples)."""
+
+    def __init__(self, chunk: Chunk, columns: tuple[str, ...]) -> None:
+        self.chunk = chunk
+        self.columns = columns
+        self.batches: queue.Queue[Any] = queue.Queue(QUEUE_BATCHES)
+
+    def __iter__(self) -> Iterator[list[tuple[Any, ...]]]:
+        while True:
+            item = self.batches.get()
+            if item is _END:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+
+
+def begin_snapshot(conn: psycopg.Connection, snapshot_name: str | None, lock_timeout_ms: int) -> None:
+    """REPEATABLE READ, READ ONLY in the named snapshot. (SERIALIZABLE, as Debezium's docs describe, cannot
+    import a snapshot exported by CREATE_REPLICATION_SLOT: PostgreSQL refuses a serializable import from
+    a non-serializable exporter, and the slot exports a repeatable-read snapshot.)"""
+    conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+    if snapshot_name:
+        conn.execute(sql.SQL("SET TRANSACTION SNAPSHOT {}").format(sql.Literal(snapshot_name)))
+    # A table lock held elsewhere (ALTER TABLE, VACUUM FULL) fails the snapshot after this long instead of
+    # hanging it; Debezium applies snapshot.lock.timeout.ms to its own table locks, pgcdc takes none.
+    conn.execute(sql.SQL("SET LOCAL lock_timeout = {}").format(sql.Literal(f"{lock_timeout_ms}ms")))
+
+
+class ChunkReaders:
+    def __init__(self, connect: Callable[[], psycopg.Connection], snapshot_name: str, threads: int,
+                 fetch_size: int, lock_timeout_ms: int) -> None:
+        self._work: queue.Queue[ChunkRows | None] = queue.Queue()
+        self._cancel = threading.Event()
+        self._fetch = max(fetch_size, 1)
+        self._threads = [threading.Thread(target=self._run, args=(connect, snapshot_name, lock_timeout_ms),
+                                          name=f"pgcdc-snapshot-{i}", daemon=True) for i in range(max(threads, 1))]
+        self._conns: list[psycopg.Connection] = []
+        for t in self._threads:
+            t.start()
+
+    def submit(self, rows: ChunkRows) -> None:
+        self._work.put(rows)
+
+    def close(self) -> None:
+        self._cancel.set()
+        for _ in self._threads:
+            self._work.put(None)
+        for t in self._threads:
+            t.join(10)
+
+    def _put(self, rows: ChunkRows, item: Any) -> bool:
+        while not self._cancel.is_set():
+            try:
+                rows.batches.put(item, timeout=0.2)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _run(self, connect: Callable[[], psycopg.Connection], snapshot_name: str, lock_timeout_ms: int) -> None:
+        conn: psycopg.Connection | None = None
+        try:
+            conn = connect()
+            begin_snapshot(conn, snapshot_name, lock_timeout_ms)
+        except BaseException as exc:  # reported through the first chunk this reader takes
+            failure: BaseException | None = exc
+        else:
+            failure = None
+        try:
+            while not self._cancel.is_set():
+                rows = self._work.get()
+                if rows is None:
+                    return
+                if failure is not None or conn is None:
+                    self._put(rows, failure)
+                    return
+                try:
+                    self._read(conn, rows)
+                except BaseException as exc:
+                    self._put(rows, exc)
+                    return
+        finally:
+            if conn is not None:
+                conn.close()
+
+    def _read(self, conn: psycopg.Connection, rows: ChunkRows) -> None:
+        fetch = self._fetch
+        batch: list[tuple[Any, ...]] = []
+        with conn.cursor() as cur, cur.copy(copy_query(rows.chunk, rows.columns)) as copy:
+            for row in copy.rows():
+                batch.append(row)
+                if len(batch) >= fetch:
+                    if not self._put(rows, batch):
+                        raise _Cancelled()
+                    batch = []
+        if batch and not self._put(rows, batch):
+            return
+        self._put(rows, _END)
+
+
+class _Cancelled(Exception):
+    pass
