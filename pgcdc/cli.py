@@ -72,6 +72,138 @@ def run(config_path: str | None, sets: tuple[str, ...]) -> None:
         _fail(exc)
 
 
+_config_option = click.option("--config", "config_path", type=click.Path(dir_okay=False), required=False,
+                              help="Kafka Connect connector JSON, .properties or YAML with Debezium property names")
+_set_option = click.option("--set", "sets", multiple=True, metavar="PROPERTY=VALUE", help="override one property")
+
+
+def _load(config_path: str | None, sets: tuple[str, ...]) -> Any:
+    from pgcdc.config import load_config
+
+    return load_config(config_path, extra=_parse_sets(sets))
+
+
+def _json(value: Any) -> None:
+    import orjson
+
+    click.echo(orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode())
+
+
+@main.command()
+@_config_option
+@_set_option
+def validate(config_path: str | None, sets: tuple[str, ...]) -> None:
+    """Check server, privileges, publication, slot, tables, offsets and broker; print every problem found."""
+    from pgcdc.ops import validate as check
+
+    try:
+        problems = check(_load(config_path, sets))
+    except PgcdcError as exc:
+        _fail(exc)
+        return
+    for p in problems:
+        click.echo(str(p))
+    errors = sum(p.level == "error" for p in problems)
+    click.echo(f"{errors} error(s), {len(problems) - errors} warning(s)" if problems else "ok: no problems found")
+    sys.exit(1 if errors else 0)
+
+
+@main.command()
+@_config_option
+@_set_option
+def status(config_path: str | None, sets: tuple[str, ...]) -> None:
+    """The slot (active, lag, retained WAL) and the stored offset, as JSON."""
+    from pgcdc.ops import status as get_status
+
+    try:
+        _json(get_status(_load(config_path, sets)))
+    except PgcdcError as exc:
+        _fail(exc)
+
+
+@main.group()
+def offsets() -> None:
+    """Show or reset the connector's stored offset."""
+
+
+@offsets.command("show")
+@_config_option
+@_set_option
+def offsets_show(config_path: str | None, sets: tuple[str, ...]) -> None:
+    """Print the stored offset (Debezium's fields) as JSON; null if none."""
+    from pgcdc.ops import load_offset
+
+    try:
+        _json(load_offset(_load(config_path, sets)))
+    except PgcdcError as exc:
+        _fail(exc)
+
+
+@offsets.command("reset")
+@_config_option
+@_set_option
+@click.option("--yes", is_flag=True, help="do not ask")
+def offsets_reset(config_path: str | None, sets: tuple[str, ...], yes: bool) -> None:
+    """Forget the stored offset; the next start follows snapshot.mode as on a first start."""
+    from pgcdc.ops import reset_offset
+
+    try:
+        config = _load(config_path, sets)
+        if not yes:
+            click.confirm(f"forget the stored offset of connector {config.name!r}?", abort=True)
+        before = reset_offset(config)
+        click.echo(f"offset reset (was: {before})")
+    except PgcdcError as exc:
+        _fail(exc)
+
+
+@main.group()
+def slot() -> None:
+    """List or drop logical replication slots."""
+
+
+@slot.command("list")
+@_config_option
+@_set_option
+def slot_list(config_path: str | None, sets: tuple[str, ...]) -> None:
+    """Every logical slot of the server, with its lag and retained WAL in bytes."""
+    from pgcdc.lsn import format_lsn
+    from pgcdc.ops import list_slots
+    from pgcdc.source.connection import connect
+
+    try:
+        with connect(_load(config_path, sets)) as conn:
+            rows = list_slots(conn)
+    except PgcdcError as exc:
+        _fail(exc)
+        return
+    click.echo(f"{'slot':<32} {'database':<16} {'active':<7} {'confirmed':<14} {'lag_bytes':>12} {'retained':>12}")
+    for r in rows:
+        confirmed = format_lsn(r["confirmed_flush_lsn"]) if r["confirmed_flush_lsn"] is not None else "-"
+        click.echo(f"{r['slot_name']:<32} {r['database']:<16} {'yes' if r['active'] else 'no':<7} {confirmed:<14} "
+                   f"{r['lag_bytes'] if r['lag_bytes'] is not None else '-':>12} "
+                   f"{r['retained_bytes'] if r['retained_bytes'] is not None else '-':>12}")
+
+
+@slot.command("drop")
+@_config_option
+@_set_option
+@click.option("--name", default=None, help="slot to drop (default: slot.name of the config)")
+@click.option("--yes", is_flag=True, help="do not ask")
+def slot_drop(config_path: str | None, sets: tuple[str, ...], name: str | None, yes: bool) -> None:
+    """Drop a replication slot no process uses (the server then frees the WAL it retained)."""
+    from pgcdc.ops import drop_slot
+
+    try:
+        config = _load(config_path, sets)
+        target = name or config.slot_name
+        if not yes:
+            click.confirm(f"drop replication slot {target!r}?", abort=True)
+        click.echo(f"dropped slot {target}" if drop_slot(config, target) else f"no slot named {target}")
+    except PgcdcError as exc:
+        _fail(exc)
+
+
 @main.command()
 @click.option("--transactions", default=20, show_default=True, help="how many demo transactions to run")
 @click.option("--keep-running", is_flag=True, help="keep capturing until Ctrl-C after the workload")

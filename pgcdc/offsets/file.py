@@ -108,6 +108,13 @@ class FileOffsetStore:
     def store(self, offset: Offset) -> None:
         entries = {k: v for k, v in self._read_all().items() if not self._same_key(k)}
         entries[self.key] = orjson.dumps(offset)
+        self._write(entries)
+
+    def reset(self) -> None:
+        """Forget this connector's offset; other connectors' entries in the file stay."""
+        self._write({k: v for k, v in self._read_all().items() if not self._same_key(k)})
+
+    def _write(self, entries: dict[bytes, bytes]) -> None:
         tmp = self.path.with_name(self.path.name + ".tmp")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)

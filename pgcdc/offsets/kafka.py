@@ -89,13 +89,20 @@ class KafkaOffsetStore:
             return False
 
     def store(self, offset: Offset) -> None:
+        self._produce(orjson.dumps(offset))
+
+    def reset(self) -> None:
+        """Forget the offset: a null value for our key, as Kafka Connect's offset reset writes it."""
+        self._produce(None)
+
+    def _produce(self, value: bytes | None) -> None:
         errors: list[Any] = []
 
         def on_delivery(err: Any, _msg: Any) -> None:
             if err is not None:
                 errors.append(err)
 
-        self._producer.produce(self.topic, orjson.dumps(offset), self.key, on_delivery=on_delivery)
+        self._producer.produce(self.topic, value, self.key, on_delivery=on_delivery)
         left = self._producer.flush(self.timeout_s)
         if left or errors:
             raise OffsetError(f"offset.storage.topic: offset not acknowledged by Kafka: "

@@ -17,5 +17,8 @@ class MemoryOffsetStore:
         self.offset = dict(offset)
         self.history.append(self.offset)
 
+    def reset(self) -> None:
+        self.offset = None
+
     def close(self) -> None:
         pass
