@@ -11,6 +11,8 @@ from typing import Any
 
 import orjson
 
+from pgcdc.envelope.jsontext import jackson
+
 _ORDER = ("type", "fields", "items", "keys", "values", "optional", "name", "version", "doc", "parameters",
           "default", "field")
 _RANK = {k: i for i, k in enumerate(_ORDER)}
@@ -51,9 +53,12 @@ class Wrapper:
 
     def __init__(self, schema: dict[str, Any] | None, with_schema: bool) -> None:
         self.with_schema = with_schema and schema is not None
-        self.prefix = b'{"schema":' + orjson.dumps(schema) + b',"payload":' if self.with_schema else b""
+        self.prefix = jackson(b'{"schema":' + orjson.dumps(schema) + b',"payload":') if self.with_schema else b""
 
     def __call__(self, payload: Any) -> bytes:
+        body = orjson.dumps(payload)
+        if not body.isascii() or b"\\u00" in body:  # rare; see jsontext
+            body = jackson(body)
         if self.with_schema:
-            return self.prefix + orjson.dumps(payload) + b"}"
-        return orjson.dumps(payload)
+            return self.prefix + body + b"}"
+        return body
