@@ -6,8 +6,9 @@ record; everything named, formatted or validated is done here in the constructor
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 import base64
+import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,8 @@ from pgcdc.lsn import format_lsn
 from pgcdc.pgtypes import Converter, Modes, converter_for
 from pgcdc.pgtypes.defaults import default_value, fallback
 from pgcdc.protocol import UNCHANGED_TOAST
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,13 +67,25 @@ class TableEvents:
         self.table = table
         self.topic = f"{settings.topic_prefix}.{schema}.{table}"
         self.collection = f"{schema}.{table}"
-        self.names = tuple(c.name for c in columns)
         converters: list[Converter] = []
         for c in columns:
             try:
                 converters.append(converter_for(c, settings.modes))
             except ConversionError as exc:
                 raise ConversionError(f"table {schema}.{table}: {exc}") from None
+        # Columns Debezium leaves out (geometric types without include.unknown.datatypes, point[]): pgoutput
+        # still sends them, so `row` picks the kept positions; the snapshot selects only `names`.
+        kept = [i for i, conv in enumerate(converters) if not conv.dropped]
+        self.keep: tuple[int, ...] | None = None
+        if len(kept) < len(columns):
+            for c, conv in zip(columns, converters):
+                if conv.dropped:
+                    log.warning("%s.%s: column %s (%s) is left out of the events, as Debezium does", schema,
+                                table, c.name, c.type_name)
+            self.keep = tuple(kept)
+            columns = [columns[i] for i in kept]
+            converters = [converters[i] for i in kept]
+        self.names = tuple(c.name for c in columns)
         self.converters = tuple(converters)
         self.fns = tuple(c.fn for c in converters)
         self.placeholders = tuple(self._placeholder(c, settings.placeholder) for c in converters)
@@ -83,7 +98,8 @@ class TableEvents:
                             for c, conv, d in zip(columns, converters, defaults))
         self.type_names = tuple(c.type_name for c in columns)
 
-        key_cols = key_columns_override(settings.message_key_columns, schema, table) or tuple(primary_key)
+        key_cols = (key_columns_override(settings.message_key_columns, schema, table)
+                    or tuple(k for k in primary_key if k in self.names))
         missing = [k for k in key_cols if k not in self.names]
         if missing:
             raise ConversionError(f"message.key.columns: table {schema}.{table} has no column {missing[0]!r}")
@@ -131,6 +147,8 @@ class TableEvents:
     def row(self, values: Sequence[Any], lsn: int, key_only: bool = False) -> dict[str, Any]:
         """Column name -> converted value for one pgoutput tuple (`key_only`: an old tuple of kind 'K')."""
         nulls = self.absent if key_only else self.nulls
+        if self.keep is not None and len(values) != len(self.names):  # a pgoutput tuple: every column
+            values = [values[i] for i in self.keep]
         try:
             return {
                 name: (null if v is None else ph if v is UNCHANGED_TOAST else v if fn is None else fn(v))

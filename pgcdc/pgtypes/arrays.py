@@ -55,7 +55,7 @@ def parse_array(text: str, delim: str = ",") -> list[Any]:
     return result
 
 
-def array_converter(element: Callable[[str], Any] | None) -> Callable[[str], Any]:
+def array_converter(element: Callable[[str], Any] | None, delim: str = ",") -> Callable[[str], Any]:
     """Convert an array literal with `element` applied to every non-null leaf (multi-dimensional flattened
     the way Debezium does: nested lists are kept as nested arrays)."""
 
@@ -64,6 +64,6 @@ def array_converter(element: Callable[[str], Any] | None) -> Callable[[str], Any
         return [None if v is None or isinstance(v, list) else (element(v) if element else v) for v in items]
 
     def convert(text: str) -> list[Any]:
-        return convert_level(parse_array(text))
+        return convert_level(parse_array(text, delim))
 
     return convert

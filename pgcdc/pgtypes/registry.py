@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pgcdc.errors import ConversionError
-from pgcdc.pgtypes import numbers, special, temporal
+from pgcdc.pgtypes import geometric, numbers, special, temporal
 from pgcdc.pgtypes.arrays import array_converter
 
 Fn = Callable[[str], Any]
@@ -52,6 +52,10 @@ class Modes:
 class Converter:
     schema: dict[str, Any]  # Connect schema of the field, without optional/default/field
     fn: Fn | None  # None: the pgoutput text is the value
+    dropped: bool = False  # Debezium leaves the column out of schema and values
+
+
+DROPPED = Converter({}, None, True)
 
 
 def _s(type_: str, name: str | None = None, version: int | None = None, **params: str) -> dict[str, Any]:
@@ -158,11 +162,23 @@ def _precision(c: ColumnLike, default: int = 6) -> int:
 
 
 def _date(c: ColumnLike, m: Modes) -> Converter:
+    # A snapshot reads dates through JDBC, which drops a BC era (see temporal).
     if m.time == "isostring":
-        return Converter(_s("string", "io.debezium.time.IsoDate", 1), _iso_suffix)
+        return Converter(_s("string", "io.debezium.time.IsoDate", 1), _iso_date_jdbc if m.snapshot else _iso_date)
     name = "org.apache.kafka.connect.data.Date" if m.time == "connect" else "io.debezium.time.Date"
     infinity = temporal.DATE_INFINITY_SNAPSHOT if m.snapshot else temporal.DATE_INFINITY
-    return Converter(_s("int32", name, 1), _with_infinity(temporal.date_days, infinity))
+    days = temporal.date_days_jdbc if m.snapshot else temporal.date_days
+    return Converter(_s("int32", name, 1), _with_infinity(days, infinity))
+
+
+def _iso_date(text: str) -> str:
+    return temporal.iso_text(text) + "Z"
+
+
+def _iso_date_jdbc(text: str) -> str:
+    if not text[0].isdigit():  # infinity
+        return text + "Z"
+    return temporal.iso_date_of_days(temporal.date_days_jdbc(text)) + "Z"
 
 
 def _iso_suffix(text: str) -> str:
@@ -171,7 +187,7 @@ def _iso_suffix(text: str) -> str:
 
 
 def _iso_timestamp(text: str) -> str:
-    return text.replace(" ", "T", 1) + "Z"
+    return temporal.iso_text(text).replace(" ", "T", 1) + "Z"
 
 
 def _ms(f: Fn) -> Fn:
@@ -301,28 +317,145 @@ SCALARS: dict[str, Callable[[ColumnLike, Modes], Converter]] = {
     "hstore": _hstore,
     "timetz": lambda c, m: Converter(_s("string", "io.debezium.time.ZonedTime", 1), special.timetz_utc),
     "enum": _enum,
+    # int2vector: an array of required int16 that Debezium 3.6 always writes empty (measured: '1 2' -> []).
+    "int2vector": lambda c, m: Converter({"type": "array", "items": {"type": "int16", "optional": False}},
+                                         lambda t: []),
 }
 
 
+# Arrays Debezium 3.6 leaves out of schema and values whatever include.unknown.datatypes says (measured).
+_DROPPED_ARRAYS = frozenset({"_point", "_interval", "_money", "_name", "_varbit", "_xml"})
+# Types Debezium maps to a logical type of its own that pgcdc does not reproduce yet: an error, not a drop.
+_NOT_YET = frozenset({"vector", "halfvec", "sparsevec", "_vector", "_halfvec", "_sparsevec"})
+
+
 def converter_for(column: ColumnLike, modes: Modes) -> Converter:
-    """The converter of one column. Unknown types raise ConversionError naming the column and type."""
+    """The converter of one column (DROPPED for columns Debezium leaves out). Types Debezium maps that pgcdc
+    does not raise ConversionError naming the column and type."""
     typname = column.base_type_name
-    if typname.startswith("_") and typname[1:] in SCALARS:
-        element = SCALARS[typname[1:]](_ElementColumn(column), modes)
-        items = {**element.schema}
-        # Debezium declares enum array elements required (measured on 3.6); every other element optional.
-        items = {"type": items.pop("type"), **({"fields": items.pop("fields")} if "fields" in items else {}),
-                 "optional": typname != "_enum", **items}
-        return Converter({"type": "array", "items": items}, array_converter(element.fn))
+    if typname in _DROPPED_ARRAYS:
+        return DROPPED
+    element_name = typname[1:] if typname.startswith("_") else None
+    if typname in geometric.TYPES or element_name in geometric.TYPES:
+        return _unknown(geometric.as_bytes, element_name, modes, geometric.ARRAY_DELIMITER.get(element_name or ""))
+    if typname in _POSTGIS or element_name in _POSTGIS:
+        return _postgis(typname, element_name)
+    if element_name in SCALARS:
+        element = SCALARS[element_name](_ElementColumn(column), modes)
+        special_array = _ARRAYS.get(typname)
+        built = special_array(column, element) if special_array is not None else None
+        if built is not None:
+            return built
+        # Debezium declares enum and tsvector array elements required (measured on 3.6); others optional.
+        items = _items(element.schema, typname not in ("_enum", "_tsvector"))
+        return Converter({"type": "array", "items": items}, array_converter(_ARRAY_ELEMENT.get(typname, element.fn)))
     build = SCALARS.get(typname)
     if build is None:
-        if modes.include_unknown:
-            # include.unknown.datatypes=true: the value's text as bytes (Debezium formats some geometric types
-            # through pgjdbc classes instead; see docs/compatibility.md).
-            return Converter(_s("bytes"), lambda t: base64.b64encode(t.encode()).decode())
-        raise ConversionError(f"column {column.name!r}: type {column.type_name} ({typname}) is not supported yet "
-                              "(include.unknown.datatypes=true passes it through as bytes)")
+        if typname in _NOT_YET:
+            raise ConversionError(f"column {column.name!r}: type {column.type_name} ({typname}) is not supported "
+                                  "yet")
+        return _unknown(_text_bytes, element_name, modes)
     return build(column, modes)
+
+
+def _items(schema: dict[str, Any], optional: bool) -> dict[str, Any]:
+    """An element schema as an array's items, in JsonConverter's member order."""
+    items = {**schema}
+    return {"type": items.pop("type"), **({"fields": items.pop("fields")} if "fields" in items else {}),
+            "optional": optional, **items}
+
+
+def _null(text: str) -> None:
+    return None
+
+
+def _bit_array(column: ColumnLike, element: Converter) -> Converter | None:
+    # bit(n)[]: Debezium declares the element's own schema (Bits, or boolean for bit(1)) and writes null.
+    return Converter(element.schema, _null)
+
+
+def _numeric_array(column: ColumnLike, element: Converter) -> Converter | None:
+    if column.type_modifier >= 4:
+        return None
+    # numeric[] without precision: an array of VariableScaleDecimal whose value is always null (measured).
+    return Converter({"type": "array", "items": _items(element.schema, True)}, _null)
+
+
+def _time_array(column: ColumnLike, element: Converter) -> Converter | None:
+    if element.schema.get("name") != "io.debezium.time.MicroTime":
+        return None
+    # time[] elements go through java.sql.Time: microseconds, but only whole milliseconds of them (measured).
+    return Converter({"type": "array", "items": _items(element.schema, True)},
+                     array_converter(lambda t: temporal.time_us(t) // 1000 * 1000))
+
+
+def _date_array(column: ColumnLike, element: Converter) -> Converter | None:
+    fn = _iso_date_jdbc if element.schema["type"] == "string" else temporal.date_days_jdbc
+    return Converter({"type": "array", "items": _items(element.schema, True)}, array_converter(fn))
+
+
+def _timestamp_array(column: ColumnLike, element: Converter) -> Converter | None:
+    name = element.schema.get("name")
+    fn: Fn
+    if name == "io.debezium.time.IsoTimestamp":
+        fn = _iso_timestamp_jdbc
+    elif name == "io.debezium.time.MicroTimestamp":
+        fn = temporal.timestamp_us_jdbc
+    else:  # milliseconds: io.debezium.time.Timestamp, org.apache.kafka.connect.data.Timestamp
+        fn = _ms(temporal.timestamp_us_jdbc)
+    return Converter({"type": "array", "items": _items(element.schema, True)}, array_converter(fn))
+
+
+def _iso_timestamp_jdbc(text: str) -> str:
+    time_text = temporal.without_era(text).split(" ", 1)[1]
+    days = temporal.timestamp_us_jdbc(text) // temporal.US_PER_DAY
+    return f"{temporal.iso_date_of_days(days)}T{time_text}Z"
+
+
+def _timestamptz_array(column: ColumnLike, element: Converter) -> Converter | None:
+    convert = element.fn
+    assert convert is not None
+    return Converter({"type": "array", "items": _items(element.schema, True)},
+                     array_converter(lambda t: convert(temporal.timestamptz_text_jdbc(t))))
+
+
+# Arrays whose whole schema or value Debezium 3.6 writes differently from "array of the element" (measured);
+# None from a builder means the ordinary array.
+_ARRAYS: dict[str, Callable[[ColumnLike, Converter], Converter | None]] = {
+    "_bit": _bit_array,
+    "_numeric": _numeric_array,
+    "_time": _time_array,
+    "_date": _date_array,
+    "_timestamp": _timestamp_array,
+    "_timestamptz": _timestamptz_array,
+}
+# Element conversions that differ inside arrays: real/double arrays keep -0.0 (scalars write 0.0).
+_ARRAY_ELEMENT: dict[str, Fn] = {"_float4": numbers.java_double, "_float8": numbers.java_double}
+
+
+def _text_bytes(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def _unknown(fn: Fn, element_name: str | None, modes: Modes, delim: str | None = None) -> Converter:
+    """A type Debezium has no mapping for: left out (a warning in Debezium's log), or with
+    include.unknown.datatypes=true the value's text as bytes, arrays as arrays of required bytes (measured)."""
+    if not modes.include_unknown:
+        return DROPPED
+    if element_name is None:
+        return Converter(_s("bytes"), fn)
+    return Converter({"type": "array", "items": {"type": "bytes", "optional": False}},
+                     array_converter(fn, delim or ","))
+
+
+_POSTGIS = {"geometry": "Geometry", "geography": "Geography"}
+
+
+def _postgis(typname: str, element_name: str | None) -> Converter:
+    if element_name is None:
+        return Converter(geometric.postgis_schema(_POSTGIS[typname]), geometric.ewkb)
+    items = _items(geometric.postgis_schema(_POSTGIS[element_name]), True)
+    return Converter({"type": "array", "items": items}, array_converter(geometric.ewkb, geometric.POSTGIS_DELIMITER))
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ class Num(str):
 
 
 def load(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line, parse_float=Num, parse_int=Num) for line in Path(path).read_text().splitlines()
+    return [json.loads(line, parse_float=Num, parse_int=Num) for line in Path(path).read_text().split("\n")
             if line.strip()]
 
 

@@ -192,7 +192,7 @@ def stop_oracle(proc: subprocess.Popen[bytes], out_path: Path | str, timeout: fl
 
 
 def read_records(out_path: Path | str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in Path(out_path).read_text().splitlines() if line.strip()]
+    return [json.loads(line) for line in Path(out_path).read_text().split("\n") if line.strip()]
 
 
 def main() -> int:
