@@ -10,31 +10,30 @@ from typing import Any
 
 import click
 
+from pgcdc import logs
 from pgcdc.errors import PgcdcError
 
 log = logging.getLogger("pgcdc")
 
 
-def _setup_logging(level: str) -> None:
-    logging.basicConfig(
-        level=getattr(logging, level.upper(), logging.INFO),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-
-
 def _fail(exc: BaseException) -> None:
     log.debug("failure", exc_info=exc)
-    click.echo(f"pgcdc: error: {exc}", err=True)
+    if logs.is_json():  # one more JSON line, so that every line of stderr parses
+        log.error("%s", exc)
+    else:
+        click.echo(f"pgcdc: error: {logs.redact(str(exc))}", err=True)
     sys.exit(2 if isinstance(exc, PgcdcError) else 1)
 
 
 @click.group()
 @click.option("--log-level", default=lambda: os.environ.get("PGCDC_LOG_LEVEL", "info"), show_default="info",
               help="debug, info, warning or error")
-def main(log_level: str) -> None:
+@click.option("--log-format", type=click.Choice(["human", "json"]), show_default="human",
+              default=lambda: os.environ.get("PGCDC_LOG_FORMAT", "human"),
+              help="human lines, or one JSON object per line (ts, level, logger, message, exc_info)")
+def main(log_level: str, log_format: str) -> None:
     """pgcdc: PostgreSQL change data capture with Debezium-format events."""
-    _setup_logging(log_level)
+    logs.setup(log_level, log_format)
 
 
 def _parse_sets(values: tuple[str, ...]) -> dict[str, str]:
@@ -58,6 +57,7 @@ def run(config_path: str | None, sets: tuple[str, ...]) -> None:
 
     try:
         config = load_config(config_path, extra=_parse_sets(sets))
+        logs.protect(config)
         connector = Connector(config)
 
         def on_signal(signum: int, _frame: Any) -> None:
@@ -80,7 +80,9 @@ _set_option = click.option("--set", "sets", multiple=True, metavar="PROPERTY=VAL
 def _load(config_path: str | None, sets: tuple[str, ...]) -> Any:
     from pgcdc.config import load_config
 
-    return load_config(config_path, extra=_parse_sets(sets))
+    config = load_config(config_path, extra=_parse_sets(sets))
+    logs.protect(config)
+    return config
 
 
 def _json(value: Any) -> None:

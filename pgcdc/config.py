@@ -27,7 +27,8 @@ CONNECTOR_CLASS = "io.debezium.connector.postgresql.PostgresConnector"
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 ENV_PREFIX = "PGCDC_"
 # Variables of the tooling, not properties.
-RESERVED_ENV = frozenset({"PGCDC_PG_BINDIR", "PGCDC_PG_VERSION", "PGCDC_TANSU_BIN", "PGCDC_LOG_LEVEL"})
+RESERVED_ENV = frozenset({"PGCDC_PG_BINDIR", "PGCDC_PG_VERSION", "PGCDC_TANSU_BIN", "PGCDC_LOG_LEVEL",
+                          "PGCDC_LOG_FORMAT"})
 
 # Properties passed through verbatim to librdkafka (after stripping the prefix).
 PASSTHROUGH_PREFIXES = ("kafka.", "producer.override.", "producer.")
@@ -42,6 +43,13 @@ OFFSET_STORES = {
 }
 
 
+def is_secret_property(name: str) -> bool:
+    """Properties whose values are never logged or shown: passwords, secrets, JAAS configs, private keys."""
+    low = name.lower()
+    return (any(word in low for word in ("password", "secret", "sasl.jaas.config", "ssl.key"))
+            and not low.endswith(".file"))
+
+
 def _csv(value: str) -> tuple[str, ...]:
     return tuple(v.strip() for v in value.split(",") if v.strip())
 
@@ -49,101 +57,172 @@ def _csv(value: str) -> tuple[str, ...]:
 class ConnectorConfig(BaseModel):
     """Validated configuration. Attribute names are snake_case; aliases are Debezium's property names."""
 
-    model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True)
+    # Each field's docstring is its description in docs/configuration.md (`python -m pgcdc.docgen`).
+    model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     name: str = Field("pgcdc", alias="name")
+    """The connector's name: the key of its stored offsets and part of the slot's application_name."""
     connector_class: str = Field(CONNECTOR_CLASS, alias="connector.class")
+    """Must be Debezium's PostgreSQL connector class; any other value is refused."""
     tasks_max: int = Field(1, alias="tasks.max", ge=1, le=1)
+    """Always 1: a PostgreSQL replication slot has one reader."""
     topic_prefix: str = Field(alias="topic.prefix", min_length=1)
+    """Logical server name: the first part of every topic name and the offsets key."""
 
     database_hostname: str = Field(alias="database.hostname")
+    """PostgreSQL host name or address."""
     database_port: int = Field(5432, alias="database.port", gt=0, lt=65536)
+    """PostgreSQL port."""
     database_user: str = Field(alias="database.user")
+    """Role to connect as: needs REPLICATION and LOGIN (see docs/security.md)."""
     database_password: str = Field("", alias="database.password", repr=False)
+    """Password of database.user; never logged or printed."""
+    # A file holding the password (Docker/Kubernetes secrets); env PGCDC_DATABASE_PASSWORD_FILE. Read by
+    # build_config. Kafka Connect's ${file:...} config providers are not supported.
+    database_password_file: str | None = Field(None, alias="database.password.file")
+    """Read database.password from this file (trailing newline dropped), e.g. a Docker secret."""
     database_dbname: str = Field(alias="database.dbname")
+    """Database to capture."""
     database_sslmode: Literal["disable", "allow", "prefer", "require", "verify-ca", "verify-full"] = Field(
         "prefer", alias="database.sslmode"
     )
+    """libpq sslmode for every connection."""
     database_sslcert: str | None = Field(None, alias="database.sslcert")
+    """Client certificate file (libpq sslcert)."""
     database_sslkey: str | None = Field(None, alias="database.sslkey")
+    """Client private key file (libpq sslkey)."""
     database_sslrootcert: str | None = Field(None, alias="database.sslrootcert")
+    """Root certificate file to verify the server (libpq sslrootcert)."""
 
     plugin_name: Literal["pgoutput"] = Field("pgoutput", alias="plugin.name")
+    """Logical decoding plugin; pgcdc reads pgoutput only."""
     slot_name: str = Field("debezium", alias="slot.name", pattern=r"^[a-z0-9_]{1,63}$")
+    """Replication slot to create or reuse."""
     slot_drop_on_stop: bool = Field(False, alias="slot.drop.on.stop")
+    """Drop the slot when the connector stops (tests and demos; loses the position)."""
     publication_name: str = Field("dbz_publication", alias="publication.name", min_length=1)
+    """Publication the slot streams from."""
     publication_autocreate_mode: Literal["all_tables", "disabled", "filtered", "no_tables"] = Field(
         "all_tables", alias="publication.autocreate.mode"
     )
+    """Create the publication if missing: for all tables, the filtered tables, none, or never."""
     schema_include_list: tuple[str, ...] = Field((), alias="schema.include.list")
+    """Regular expressions of schemas to capture (comma-separated)."""
     schema_exclude_list: tuple[str, ...] = Field((), alias="schema.exclude.list")
+    """Regular expressions of schemas not to capture."""
     table_include_list: tuple[str, ...] = Field((), alias="table.include.list")
+    """Regular expressions of schema.table names to capture."""
     table_exclude_list: tuple[str, ...] = Field((), alias="table.exclude.list")
+    """Regular expressions of schema.table names not to capture."""
 
     snapshot_mode: Literal["initial", "always", "initial_only", "no_data", "never", "when_needed",
                            "configuration_based"] = Field("initial", alias="snapshot.mode")
+    """When to read the tables' current rows before streaming."""
     # snapshot.mode=configuration_based: Debezium's ConfigurationBasedSnapshotter flags. The schema flags have
     # no effect for PostgreSQL (no schema history), as in Debezium.
     snapshot_cb_data: bool = Field(False, alias="snapshot.mode.configuration.based.snapshot.data")
+    """configuration_based mode: take a data snapshot."""
     snapshot_cb_schema: bool = Field(False, alias="snapshot.mode.configuration.based.snapshot.schema")
+    """configuration_based mode: schema snapshot (no effect for PostgreSQL, as in Debezium)."""
     snapshot_cb_stream: bool = Field(False, alias="snapshot.mode.configuration.based.start.stream")
+    """configuration_based mode: stream changes after the snapshot."""
     snapshot_cb_on_schema_error: bool = Field(
         False, alias="snapshot.mode.configuration.based.snapshot.on.schema.error")
+    """configuration_based mode: snapshot the schema when its history is lost (no effect for PostgreSQL)."""
     snapshot_cb_on_data_error: bool = Field(False, alias="snapshot.mode.configuration.based.snapshot.on.data.error")
+    """configuration_based mode: snapshot again when the stored position is no longer available."""
     snapshot_include_collection_list: tuple[str, ...] = Field((), alias="snapshot.include.collection.list")
+    """Regular expressions of the captured tables whose rows the snapshot reads (all if unset)."""
     snapshot_select_statement_overrides: tuple[str, ...] = Field((), alias="snapshot.select.statement.overrides")
+    """Tables whose snapshot query is replaced (each needs snapshot.select.statement.overrides.<table>)."""
     # snapshot.select.statement.overrides.<schema>.<table> values, keyed by "<schema>.<table>".
     snapshot_select_statements: dict[str, str] = Field(default_factory=dict)
     snapshot_fetch_size: int = Field(10_240, alias="snapshot.fetch.size", gt=0)
+    """Rows fetched per round trip while snapshotting."""
     snapshot_max_threads: int = Field(1, alias="snapshot.max.threads", ge=1, le=64)
+    """Parallel snapshot readers, all in one exported snapshot."""
     snapshot_lock_timeout_ms: int = Field(10_000, alias="snapshot.lock.timeout.ms", ge=0)
+    """Lock timeout for the snapshot's table locks."""
     # pgcdc's own: rows per primary-key chunk, the unit of parallel reading.
     pgcdc_snapshot_chunk_rows: int = Field(100_000, alias="pgcdc.snapshot.chunk.rows", gt=0)
+    """Rows per primary-key chunk, the unit of parallel and resumable snapshot reading."""
     tombstones_on_delete: bool = Field(True, alias="tombstones.on.delete")
+    """Write a null-value tombstone after each delete (for log compaction)."""
     skipped_operations: frozenset[str] = Field(frozenset({"t"}), alias="skipped.operations")
+    """Operations not emitted: c, u, d, t (truncate), or none."""
     provide_transaction_metadata: bool = Field(False, alias="provide.transaction.metadata")
+    """Write BEGIN/END records to <topic.prefix>.transaction and a transaction block in events."""
     message_key_columns: str = Field("", alias="message.key.columns")
+    """Key columns per table for tables without a usable primary key (table:col,col;...)."""
 
     decimal_handling_mode: Literal["precise", "double", "string"] = Field("precise", alias="decimal.handling.mode")
+    """numeric/decimal values as Connect Decimal bytes, double or string."""
     time_precision_mode: Literal["adaptive", "adaptive_time_microseconds", "connect", "isostring"] = Field(
         "adaptive", alias="time.precision.mode"
     )
+    """How time, date and timestamp types are represented."""
     binary_handling_mode: Literal["bytes", "base64", "base64-url-safe", "hex"] = Field(
         "bytes", alias="binary.handling.mode"
     )
+    """bytea values as bytes (base64 in JSON), base64, base64-url-safe or hex strings."""
     interval_handling_mode: Literal["numeric", "string"] = Field("numeric", alias="interval.handling.mode")
+    """interval values as microseconds (numeric) or ISO 8601 strings."""
     hstore_handling_mode: Literal["json", "map"] = Field("json", alias="hstore.handling.mode")
+    """hstore values as a JSON string or a map."""
     money_fraction_digits: int = Field(2, alias="money.fraction.digits", ge=0, le=20)
+    """Scale of money values as decimals."""
     include_unknown_datatypes: bool = Field(False, alias="include.unknown.datatypes")
+    """Emit columns of unsupported types as their text in bytes instead of stopping."""
     column_propagate_source_type: tuple[str, ...] = Field((), alias="column.propagate.source.type")
+    """Regular expressions of columns whose schema carries the source type parameters."""
     datatype_propagate_source_type: tuple[str, ...] = Field((), alias="datatype.propagate.source.type")
+    """Regular expressions of type names whose columns carry the source type parameters."""
     unavailable_value_placeholder: str = Field(
         "__debezium_unavailable_value", alias="unavailable.value.placeholder"
     )
+    """Value of unchanged TOASTed columns that PostgreSQL did not send."""
 
     key_converter: str = Field(JSON_CONVERTER, alias="key.converter")
+    """Only JsonConverter is supported."""
     value_converter: str = Field(JSON_CONVERTER, alias="value.converter")
+    """Only JsonConverter is supported."""
     header_converter: str = Field(JSON_CONVERTER, alias="header.converter")
+    """JsonConverter (or Connect's SimpleHeaderConverter, same output for Debezium's headers)."""
     key_converter_schemas_enable: bool = Field(True, alias="key.converter.schemas.enable")
+    """Wrap keys in {schema, payload}."""
     value_converter_schemas_enable: bool = Field(True, alias="value.converter.schemas.enable")
+    """Wrap values in {schema, payload}."""
 
     status_update_interval_ms: int = Field(10_000, alias="status.update.interval.ms", gt=0)
+    """How often the confirmed position is reported to PostgreSQL."""
     heartbeat_interval_ms: int = Field(0, alias="heartbeat.interval.ms", ge=0)
+    """Heartbeat record interval (0: none); also moves the slot on idle or filtered-out databases."""
     # pgcdc's own: ask PostgreSQL 14+ to stream large transactions before commit (spilled to local files).
     pgcdc_streaming: Literal["on", "off"] = Field("on", alias="pgcdc.streaming")
+    """Ask PostgreSQL 14+ to stream large transactions before commit (spilled to local files)."""
     topic_heartbeat_prefix: str = Field("__debezium-heartbeat", alias="topic.heartbeat.prefix", min_length=1)
+    """Heartbeat topic is <this>.<topic.prefix>."""
     # Connect's default is 60 s; pgcdc flushes every second so a restart replays at most ~1 s of events.
     offset_flush_interval_ms: int = Field(1_000, alias="offset.flush.interval.ms", ge=0)
+    """How often the position is stored (after Kafka acknowledged what precedes it)."""
 
     offset_storage: Literal["kafka", "file", "memory"] = Field("kafka", alias="offset.storage")
+    """Offset store: Kafka Connect's Kafka, File or Memory backing store class (or kafka, file, memory)."""
     offset_storage_topic: str = Field("pgcdc-offsets", alias="offset.storage.topic", min_length=1)
+    """Compacted topic of the Kafka offset store (Kafka Connect's format)."""
     offset_storage_file_filename: str | None = Field(None, alias="offset.storage.file.filename")
+    """File of the file offset store (Kafka Connect's FileOffsetBackingStore format)."""
     offset_storage_partitions: int = Field(25, alias="offset.storage.partitions", gt=0)
+    """Partitions when the offset topic is created."""
     offset_storage_replication_factor: int = Field(-1, alias="offset.storage.replication.factor")
+    """Replication factor when the offset topic is created (-1: the broker's default)."""
 
     bootstrap_servers: str | None = Field(None, alias="bootstrap.servers")
+    """Kafka brokers (also read from kafka.bootstrap.servers)."""
     sink_type: Literal["kafka", "file", "embedded"] = Field("kafka", alias="sink.type")
+    """Where records go: Kafka, a JSON-lines file (- for stdout), or an embedding program."""
     sink_file_path: str = Field("-", alias="sink.file.path")
+    """File of sink.type=file (- for stdout)."""
 
     # Everything for librdkafka: kafka.* / producer.override.* / producer.* with the prefix removed.
     kafka: dict[str, str] = Field(default_factory=dict)
@@ -218,6 +297,12 @@ class ConnectorConfig(BaseModel):
         ):
             raise ValueError("publication.autocreate.mode=filtered needs table.include.list or schema.include.list")
         return self
+
+    def __repr_args__(self) -> Any:
+        for name, value in super().__repr_args__():
+            if name == "kafka" and isinstance(value, dict):
+                value = {k: "***" if is_secret_property(k) else v for k, v in value.items()}
+            yield name, value
 
     # -- derived ----------------------------------------------------------------------------------
     def captures(self, schema: str, table: str) -> bool:
@@ -350,6 +435,16 @@ def env_overrides(environ: Mapping[str, str]) -> dict[str, str]:
     return out
 
 
+def _read_password_file(props: Mapping[str, str]) -> str:
+    path = props["database.password.file"]
+    if props.get("database.password"):
+        raise ConfigError("database.password.file: set either database.password or database.password.file")
+    try:
+        return Path(path).read_text().rstrip("\r\n")
+    except OSError as exc:
+        raise ConfigError(f"database.password.file: cannot read {path}: {exc.strerror}") from None
+
+
 def build_config(props: Mapping[str, str]) -> ConnectorConfig:
     """Validate flat properties. Unknown names are errors (with a suggestion); known-but-inert ones warn."""
     fields: dict[str, Any] = {}
@@ -357,6 +452,8 @@ def build_config(props: Mapping[str, str]) -> ConnectorConfig:
     statements: dict[str, str] = {}
     ignored: list[str] = []
     aliases = {f.alias: name for name, f in ConnectorConfig.model_fields.items() if f.alias}
+    if props.get("database.password.file"):
+        props = {**props, "database.password": _read_password_file(props)}
     for key, value in props.items():
         if key in aliases:
             fields[key] = value
