@@ -100,6 +100,31 @@ class ConnectorConfig(BaseModel):
     """Replication slot to create or reuse."""
     slot_drop_on_stop: bool = Field(False, alias="slot.drop.on.stop")
     """Drop the slot when the connector stops (tests and demos; loses the position)."""
+    # The slot in use by another process: retry this many times (-1: forever, for a standby), this far apart.
+    slot_max_retries: int = Field(6, alias="slot.max.retries", ge=-1)
+    """Retries while another process holds the slot (-1: wait forever, for a standby)."""
+    slot_retry_delay_ms: int = Field(10_000, alias="slot.retry.delay.ms", ge=0)
+    """Pause between those retries."""
+    slot_failover: bool = Field(False, alias="slot.failover")  # PostgreSQL 17+: synced to physical standbys
+    """Create the slot with failover so PostgreSQL 17+ syncs it to physical standbys."""
+    flush_lsn_source: bool = Field(True, alias="flush.lsn.source")  # false: someone else confirms the slot
+    """Confirm processed positions to the slot; false when another process confirms it."""
+    # After streaming started once, a lost connection (PostgreSQL or Kafka) restarts the connector after
+    # retriable.restart.connector.wait.ms, at most errors.max.retries times in a row (-1: no limit).
+    errors_max_retries: int = Field(-1, alias="errors.max.retries", ge=-1)
+    """Restarts in a row after a lost connection once streaming ran (-1: no limit)."""
+    retriable_restart_connector_wait_ms: int = Field(10_000, alias="retriable.restart.connector.wait.ms", ge=0)
+    """Pause before such a restart."""
+    heartbeat_action_query: str | None = Field(None, alias="heartbeat.action.query")
+    """SQL run on the source database at each heartbeat (keeps an idle slot moving)."""
+    metrics_port: int | None = Field(None, alias="metrics.port", ge=0, lt=65536)  # /metrics and /health
+    """Port of the HTTP server with /metrics (Prometheus) and /health; unset: no server."""
+    metrics_host: str = Field("0.0.0.0", alias="metrics.host")
+    """Address that HTTP server listens on."""
+    pgcdc_wal_warn_bytes: int = Field(1 << 30, alias="pgcdc.wal.warn.bytes", ge=0)
+    """Log a warning when the slot retains more WAL than this."""
+    pgcdc_slot_watch_interval_ms: int = Field(30_000, alias="pgcdc.slot.watch.interval.ms", gt=0)
+    """How often the slot's lag and retained WAL are checked."""
     publication_name: str = Field("dbz_publication", alias="publication.name", min_length=1)
     """Publication the slot streams from."""
     publication_autocreate_mode: Literal["all_tables", "disabled", "filtered", "no_tables"] = Field(

@@ -15,6 +15,14 @@ class SourceError(PgcdcError):
     """PostgreSQL refused or lost us: connection, privileges, slot, publication, wal_level."""
 
 
+class SlotInUse(SourceError):
+    """Another process streams from the slot (a standby waits for it)."""
+
+
+class SlotLost(SourceError):
+    """The slot disappeared while pgcdc used it: creating a new one would silently skip changes."""
+
+
 class ProtocolError(PgcdcError):
     """Bytes from the replication stream that do not decode as pgoutput."""
 

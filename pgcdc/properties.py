@@ -16,14 +16,14 @@ ACCEPTED_NOT_IMPLEMENTED: frozenset[str] = frozenset(
     incremental.snapshot.chunk.size incremental.snapshot.allow.schema.changes incremental.snapshot.watermarking.strategy
     read.only signal.data.collection signal.enabled.channels signal.kafka.topic signal.kafka.bootstrap.servers
     signal.kafka.groupId signal.poll.interval.ms signal.file
-    heartbeat.action.query heartbeat.topics.prefix
+    heartbeat.topics.prefix
     column.mask.hash.v2
     schema.refresh.mode schema.name.adjustment.mode field.name.adjustment.mode sanitize.field.names
-    slot.stream.params slot.max.retries slot.retry.delay.ms slot.failover lsn.flush.mode flush.lsn.source
+    slot.stream.params lsn.flush.mode
     xmin.fetch.interval.ms database.initial.statements database.tcpKeepAlive database.connectTimeoutMs
     database.sslfactory database.sslpassword
     max.queue.size max.queue.size.in.bytes max.batch.size poll.interval.ms
-    event.processing.failure.handling.mode errors.max.retries retriable.restart.connector.wait.ms
+    event.processing.failure.handling.mode
     errors.retry.timeout errors.retry.delay.max.ms errors.tolerance errors.log.enable errors.log.include.messages
     errors.deadletterqueue.topic.name errors.deadletterqueue.context.headers.enable
     custom.metric.tags notification.enabled.channels notification.sink.topic.name

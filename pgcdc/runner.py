@@ -26,8 +26,9 @@ from pgcdc.config import ConnectorConfig
 from pgcdc.durability import Checkpointer
 from pgcdc.envelope.source import context_headers
 from pgcdc.envelope.table import ColumnSpec, EnvelopeSettings, TableEvents
-from pgcdc.errors import PgcdcError, SourceError
+from pgcdc.errors import OffsetError, PgcdcError, SinkError, SlotInUse, SlotLost, SourceError
 from pgcdc.lsn import format_lsn
+from pgcdc.metrics import Health, MetricsServer, SlotWatch
 from pgcdc.offsets import OffsetStore, make_offset_store
 from pgcdc.pgtypes import Modes
 from pgcdc.protocol import PgoutputDecoder
@@ -39,6 +40,9 @@ from pgcdc.source.connection import check_server, connect, max_proto_version
 from pgcdc.source.stream import ReplicationStream
 
 log = logging.getLogger(__name__)
+
+# After streaming started once, these mean a connection was lost (PostgreSQL or Kafka): restart and resume.
+RETRIABLE = (psycopg.OperationalError, psycopg.InterfaceError, SourceError, SinkError, OffsetError)
 
 
 @dataclass
@@ -61,6 +65,14 @@ class Connector:
         self.ready = threading.Event()  # set once streaming has started
         self.capture: ChangeCapture | None = None
         self.snapshot_metrics = SnapshotMetrics()  # the initial snapshot's progress, for metrics and tests
+        self.health = Health()
+        self.sink: Sink | None = None
+        self.checkpointer: Checkpointer | None = None
+        self.slot_watch: SlotWatch | None = None
+        self._streamed = False  # streaming started at least once in this process
+        self._streams_started = 0
+        self._action_conn: psycopg.Connection | None = None
+        self.metrics_server: MetricsServer | None = None
         # One run id per process start, like Debezium's __debezium.context.runId (a UUIDv7).
         self.context_headers = context_headers(config.topic_prefix, _uuid7(), config.key_converter_schemas_enable)
 
@@ -105,6 +117,61 @@ class Connector:
         return lookup
 
     def run(self) -> Stats:
+        """Run until stopped. Waits while another process holds the slot (slot.max.retries, a standby), and
+        after streaming started once, restarts on a lost connection (errors.max.retries)."""
+        c = self.config
+        server = MetricsServer(self, c.metrics_host, c.metrics_port).start() if c.metrics_port is not None else None
+        self.metrics_server = server
+        if server is not None or c.pgcdc_wal_warn_bytes:
+            self.slot_watch = SlotWatch(self, c.pgcdc_slot_watch_interval_ms / 1000, c.pgcdc_wal_warn_bytes).start()
+        slot_waits = retries = 0
+        try:
+            while True:
+                starts_before = self._streams_started
+                try:
+                    self.health.set("starting")
+                    stats = self._run_once()
+                    self.health.set("stopped")
+                    return stats
+                except SlotInUse as exc:
+                    slot_waits += 1
+                    if 0 <= c.slot_max_retries < slot_waits or self._stop.is_set():
+                        raise
+                    delay = c.slot_retry_delay_ms / 1000
+                    self.health.set("standby", f"{exc}; retrying every {delay:g} s")
+                    log.info("%s; standing by, retrying in %g s (%d/%s)", exc, delay, slot_waits,
+                             "∞" if c.slot_max_retries < 0 else c.slot_max_retries)
+                    wait = delay
+                except RETRIABLE as exc:
+                    self.health.errors += 1
+                    if not self._streamed or isinstance(exc, SlotLost) or self._stop.is_set():
+                        raise
+                    if self._streams_started > starts_before:  # this attempt streamed: a new run of errors
+                        retries = 0
+                    retries += 1
+                    if 0 <= c.errors_max_retries < retries:
+                        raise
+                    wait = c.retriable_restart_connector_wait_ms / 1000
+                    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                    self.health.restarts += 1
+                    self.health.set("retrying", f"{reason}; restarting in {wait:g} s")
+                    log.warning("%s; restarting in %g s (retry %d of %s)", reason, wait, retries,
+                                "∞" if c.errors_max_retries < 0 else c.errors_max_retries)
+                if self._stop.wait(wait):
+                    self.health.set("stopped")
+                    return self.stats
+        except BaseException as exc:
+            self.health.set("failed", str(exc))
+            raise
+        finally:
+            if self._action_conn is not None:
+                self._action_conn.close()
+            if self.slot_watch is not None:
+                self.slot_watch.stop()
+            if server is not None:
+                server.stop()
+
+    def _run_once(self) -> Stats:
         c = self.config
         with ExitStack() as stack:
             conn = connect(c)
@@ -118,6 +185,10 @@ class Connector:
             if stream is None:  # no streaming (snapshot.mode), or stopped during the snapshot
                 return self.stats
             self.capture = capture
+            self.checkpointer = checkpointer
+            self._streamed = True
+            self._streams_started += 1
+            self.health.set("streaming")
             self.ready.set()
             self._loop(stream, capture, checkpointer)
             checkpointer.checkpoint(capture.position)
@@ -135,11 +206,17 @@ class Connector:
         stack.callback(_close_quietly, offsets)
         stored = offsets.load()
         sink = self._sink or make_sink(c)
+        self.sink = sink
         stack.callback(_close_quietly, sink)
         undo.publication = slots.ensure_publication(conn, c)
         existing = slots.find_slot(conn, c)
         if existing is not None and existing[1]:
-            raise SourceError(f"slot.name: slot {c.slot_name!r} is in use by another process")
+            raise SlotInUse(f"slot.name: slot {c.slot_name!r} is in use by another process")
+        if existing is None and self._streamed:
+            stored_at = self.checkpointer.stored if self.checkpointer is not None else None
+            since = format_lsn(stored_at.end_lsn) if stored_at is not None else "the last stored offset"
+            raise SlotLost(f"slot.name: slot {c.slot_name!r} was dropped while pgcdc used it; a new slot would "
+                           f"silently skip the changes since {since}")
         repl = connect(c, replication=True)
         stream = ReplicationStream(repl, status_interval_s=c.status_update_interval_ms / 1000)
         stack.callback(stream.close)
@@ -189,7 +266,8 @@ class Connector:
             resume=resume, context_headers=self.context_headers,
         )
         stack.callback(capture.streams.close)
-        return stream, capture, Checkpointer(sink, offsets, stream)
+        # flush.lsn.source=false: the offset is stored, but something else confirms the slot's position.
+        return stream, capture, Checkpointer(sink, offsets, stream if c.flush_lsn_source else None)
 
     def _snapshot_decision(self, stored: dict[str, Any] | None, existing: tuple[int, bool] | None
                            ) -> tuple[bool, bool]:
@@ -221,6 +299,7 @@ class Connector:
                   catalog: Catalog, resume: SnapshotProgress | None) -> dict[str, Any] | None:
         """Emit every captured table in one snapshot, then make that durable. None if stopped first."""
         c = self.config
+        self.health.set("snapshot", "resuming" if resume is not None else "")
         settings = self._settings()
         snapshot_tables = self._table_lookup(catalog, dataclasses.replace(
             settings, modes=dataclasses.replace(settings.modes, snapshot=True)))
@@ -246,7 +325,8 @@ class Connector:
         metrics = self.snapshot_metrics
         snapshot = Snapshot(sink=sink, topic_prefix=c.topic_prefix, database=c.database_dbname,
                             lsn=slot.consistent_point, headers=self.context_headers,
-                            checkpoint=checkpointer.checkpoint if keeps_progress else None, flush_interval_s=c.offset_flush_interval_ms / 1000,
+                            checkpoint=checkpointer.checkpoint if keeps_progress else None,
+                            flush_interval_s=c.offset_flush_interval_ms / 1000,
                             stop=self._stop, metrics=metrics, reporter=ProgressReporter(metrics))
         how = "in the slot's exported snapshot" if slot.snapshot_name else "in a new snapshot (catching up)"
         log.info("initial snapshot of %d table(s) %s, streaming from %s (snapshot.max.threads=%d)", len(plan), how,
@@ -288,10 +368,22 @@ class Connector:
             now = time.monotonic()
             if hb_interval and now >= next_heartbeat:
                 capture.heartbeat(hb_topic, stream.keepalive_lsn)
+                if self.config.heartbeat_action_query:
+                    self._heartbeat_action()
                 next_heartbeat = now + hb_interval
             if now >= next_flush:
                 checkpointer.checkpoint(capture.position)
                 next_flush = now + interval
+
+
+    def _heartbeat_action(self) -> None:
+        """heartbeat.action.query: a write to the captured database, so an idle one produces WAL to confirm."""
+        try:
+            if self._action_conn is None or self._action_conn.closed:
+                self._action_conn = connect(self.config)
+            self._action_conn.execute(self.config.heartbeat_action_query or "")
+        except (psycopg.Error, SourceError) as exc:
+            log.warning("heartbeat.action.query failed: %s", str(exc).strip().splitlines()[0] if str(exc) else exc)
 
 
 class _Undo:

@@ -22,6 +22,7 @@ class KafkaSink:
         self.flush_timeout_s = flush_timeout_s
         self._errors: list[Any] = []
         self.sent = 0
+        self.bytes = 0
         try:
             # One delivery callback for all records, set in the config, so produce() takes no per-call closure.
             self._producer = Producer({**producer_config, "error_cb": self._on_error,
@@ -60,8 +61,13 @@ class KafkaSink:
                 # librdkafka's queue is full: serve delivery reports until there is room (backpressure).
                 self._producer.poll(0.05)
         self.sent += 1
+        self.bytes += (len(value) if value is not None else 0) + (len(key) if key is not None else 0)
         if self.sent & 0x3FF == 0:
             self._producer.poll(0)
+
+    def queue_depth(self) -> int:
+        """Records handed to librdkafka and not yet acknowledged."""
+        return len(self._producer)
 
     def flush(self) -> None:
         left = self._producer.flush(self.flush_timeout_s)

@@ -102,6 +102,11 @@ def find_slot(conn: psycopg.Connection, config: ConnectorConfig) -> tuple[int, b
 def create_slot(repl: psycopg.Connection, config: ConnectorConfig, *, export_snapshot: bool) -> SlotInfo:
     """CREATE_REPLICATION_SLOT on a replication connection. The pre-PG15 keyword syntax works on 10–18."""
     option = "EXPORT_SNAPSHOT" if export_snapshot else "NOEXPORT_SNAPSHOT"
+    if config.slot_failover:  # PostgreSQL 17+: the slot is synchronized to physical standbys
+        if repl.info.server_version < 170000:
+            raise SourceError(f"slot.failover: needs PostgreSQL 17 or newer (server is "
+                              f"{repl.info.server_version // 10000})")
+        option = f"(SNAPSHOT '{'export' if export_snapshot else 'nothing'}', FAILOVER true)"
     try:
         row = repl.execute(
             f"CREATE_REPLICATION_SLOT {config.slot_name} LOGICAL pgoutput {option}"  # slot.name is [a-z0-9_]
