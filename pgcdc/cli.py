@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 import click
+import psycopg
 
 from pgcdc import logs
 from pgcdc.errors import PgcdcError
@@ -70,6 +71,17 @@ def run(config_path: str | None, sets: tuple[str, ...]) -> None:
         log.info("stopped after %d events", stats.events)
     except PgcdcError as exc:
         _fail(exc)
+    except psycopg.Error as exc:  # a statement the connector did not expect PostgreSQL to refuse
+        _fail(_database_error(exc))
+
+
+def _database_error(exc: psycopg.Error) -> PgcdcError:
+    from pgcdc.errors import SourceError
+
+    text = exc.diag.message_primary or str(exc).strip().splitlines()[0]
+    if isinstance(exc, psycopg.errors.InsufficientPrivilege):
+        text += " (the privileges pgcdc needs: docs/security.md)"
+    return SourceError(f"PostgreSQL refused: {text}")
 
 
 _config_option = click.option("--config", "config_path", type=click.Path(dir_okay=False), required=False,
