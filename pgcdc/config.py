@@ -32,6 +32,16 @@ RESERVED_ENV = frozenset({"PGCDC_PG_BINDIR", "PGCDC_PG_VERSION", "PGCDC_TANSU_BI
 
 # Properties passed through verbatim to librdkafka (after stripping the prefix).
 PASSTHROUGH_PREFIXES = ("kafka.", "producer.override.", "producer.")
+# Java producer settings (as Kafka Connect configs write them) -> librdkafka's names; "" drops a setting that
+# has no librdkafka counterpart (serializers: pgcdc writes bytes).
+JAVA_PRODUCER_NAMES: dict[str, tuple[str, Any]] = {
+    "max.request.size": ("message.max.bytes", str),
+    "buffer.memory": ("queue.buffering.max.kbytes", lambda v: str(max(1, int(v) // 1024))),
+    "delivery.timeout.ms": ("message.timeout.ms", str),
+    "max.block.ms": ("", str),
+    "key.serializer": ("", str),
+    "value.serializer": ("", str),
+}
 SELECT_OVERRIDE_PREFIX = "snapshot.select.statement.overrides."
 OFFSET_STORES = {
     "org.apache.kafka.connect.storage.KafkaOffsetBackingStore": "kafka",
@@ -380,7 +390,13 @@ class ConnectorConfig(BaseModel):
             "queue.buffering.max.messages": "200000",
             "log.connection.close": "false",
         }
-        conf.update(self.kafka)
+        for name, value in self.kafka.items():
+            if name in JAVA_PRODUCER_NAMES:  # a Kafka Connect config names the Java client's settings
+                name, convert = JAVA_PRODUCER_NAMES[name]
+                value = convert(value)
+                if not name:
+                    continue
+            conf[name] = value
         return conf
 
 

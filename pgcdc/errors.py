@@ -39,6 +39,10 @@ class SinkError(PgcdcError):
     """The sink (Kafka, file) refused or lost records."""
 
 
+class RecordTooLarge(SinkError):
+    """A record Kafka will never take: retrying cannot help."""
+
+
 class OffsetError(PgcdcError):
     """The offset store cannot be read or written."""
 

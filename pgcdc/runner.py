@@ -26,7 +26,7 @@ from pgcdc.config import ConnectorConfig
 from pgcdc.durability import Checkpointer
 from pgcdc.envelope.source import context_headers
 from pgcdc.envelope.table import ColumnSpec, EnvelopeSettings, TableEvents
-from pgcdc.errors import OffsetError, PgcdcError, SinkError, SlotInUse, SlotLost, SourceError
+from pgcdc.errors import OffsetError, PgcdcError, RecordTooLarge, SinkError, SlotInUse, SlotLost, SourceError
 from pgcdc.lsn import format_lsn
 from pgcdc.metrics import Health, MetricsServer, SlotWatch
 from pgcdc.offsets import OffsetStore, make_offset_store
@@ -144,7 +144,7 @@ class Connector:
                     wait = delay
                 except RETRIABLE as exc:
                     self.health.errors += 1
-                    if not self._streamed or isinstance(exc, SlotLost) or self._stop.is_set():
+                    if not self._streamed or isinstance(exc, SlotLost | RecordTooLarge) or self._stop.is_set():
                         raise
                     if self._streams_started > starts_before:  # this attempt streamed: a new run of errors
                         retries = 0

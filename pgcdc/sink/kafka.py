@@ -9,9 +9,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from confluent_kafka import KafkaException, Producer
+from confluent_kafka import KafkaError, KafkaException, Producer
 
-from pgcdc.errors import SinkError
+from pgcdc.errors import RecordTooLarge, SinkError
 from pgcdc.sink import Headers
 
 log = logging.getLogger(__name__)
@@ -21,6 +21,7 @@ class KafkaSink:
     def __init__(self, producer_config: dict[str, str], *, flush_timeout_s: float = 120.0) -> None:
         self.flush_timeout_s = flush_timeout_s
         self._errors: list[Any] = []
+        self._error_topics: list[str] = []
         self.sent = 0
         self.bytes = 0
         try:
@@ -40,12 +41,14 @@ class KafkaSink:
     def _on_error(self, err: Any) -> None:
         if err.fatal():
             self._errors.append(err)
+            self._error_topics.append("(producer)")
         else:
             log.debug("kafka: %s", err)
 
     def _on_delivery(self, err: Any, msg: Any) -> None:
         if err is not None:
-            self._errors.append(f"{msg.topic()}: {err.str()}")
+            self._errors.append(err)
+            self._error_topics.append(msg.topic())
 
     def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Headers | None = None,
              partition: int | None = None) -> None:
@@ -60,6 +63,14 @@ class KafkaSink:
             except BufferError:
                 # librdkafka's queue is full: serve delivery reports until there is room (backpressure).
                 self._producer.poll(0.05)
+            except KafkaException as exc:
+                err = exc.args[0]
+                if err.code() == KafkaError.MSG_SIZE_TOO_LARGE:
+                    size = (len(value) if value is not None else 0) + (len(key) if key is not None else 0)
+                    raise RecordTooLarge(
+                        f"kafka: a record of {size} bytes for topic {topic!r} exceeds the producer's maximum "
+                        f"request size (producer.override.max.request.size / kafka.message.max.bytes)") from None
+                raise SinkError(f"kafka: cannot produce to {topic!r}: {err.str()}") from None
         self.sent += 1
         self.bytes += (len(value) if value is not None else 0) + (len(key) if key is not None else 0)
         if self.sent & 0x3FF == 0:
@@ -72,9 +83,15 @@ class KafkaSink:
     def flush(self) -> None:
         left = self._producer.flush(self.flush_timeout_s)
         if self._errors:
-            first = self._errors[0]
+            first, topic = self._errors[0], (self._error_topics or ["?"])[0]
             self._errors.clear()
-            raise SinkError(f"kafka: record not acknowledged: {first}")
+            self._error_topics.clear()
+            code = first.code() if hasattr(first, "code") else None
+            text = first.str() if hasattr(first, "str") else str(first)
+            if code in (KafkaError.MSG_SIZE_TOO_LARGE, KafkaError.RECORD_LIST_TOO_LARGE):
+                raise RecordTooLarge(f"kafka: the broker refused a record for topic {topic!r} as too large "
+                                     f"(its message.max.bytes / max.message.bytes): {text}")
+            raise SinkError(f"kafka: record not acknowledged: {topic}: {text}")
         if left:
             raise SinkError(f"kafka: {left} record(s) not acknowledged within {self.flush_timeout_s:.0f} s")
 
