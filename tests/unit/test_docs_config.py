@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from pgcdc.config import ConnectorConfig, build_config, env_overrides
@@ -43,3 +44,10 @@ def test_every_documented_property_is_accepted() -> None:
         # The environment spelling maps back to the same name (not for the few camelCase names, all inert).
         if prop == prop.lower():
             assert env_overrides({"PGCDC_" + prop.upper().replace(".", "_"): "v"}) == {prop: "v"}
+
+
+def test_documents_named_in_the_readme_exist() -> None:
+    root = DOC.parents[1]
+    named = re.findall(r"`(docs/[\w./-]+)`", (root / "README.md").read_text())
+    assert "docs/configuration.md" in named and "docs/security.md" in named
+    assert [n for n in named if not (root / n).exists()] == []
