@@ -231,5 +231,28 @@ def demo(transactions: int, keep_running: bool) -> None:
         _fail(exc)
 
 
+@main.command()
+@click.option("--dsn", required=True, help="PostgreSQL connection string of the source database")
+@click.option("--table", "tables", multiple=True, required=True, metavar="SCHEMA.TABLE",
+              help="source table (repeat for several)")
+@click.option("--target", "targets", multiple=True, required=True, metavar="PATH",
+              help="the target table's folder, one per --table, same order")
+@click.option("--format", "fmt", type=click.Choice(["parquet", "delta"]), default="parquet", show_default=True)
+def verify(dsn: str, tables: tuple[str, ...], targets: tuple[str, ...], fmt: str) -> None:
+    """Compare target tables written by pgcdc.spark with PostgreSQL: row counts and per-row checksums.
+
+    Exits 1 when a table differs (the differences are printed). Needs the spark extra (pyarrow, deltalake)."""
+    from pgcdc.spark.verify import verify as compare
+
+    if len(tables) != len(targets):
+        raise click.BadParameter("give one --target per --table", param_hint="--target")
+    same = True
+    for table, target in zip(tables, targets):
+        report = compare(dsn, table, target, fmt)
+        click.echo(report.text())
+        same = same and report.ok
+    sys.exit(0 if same else 1)
+
+
 if __name__ == "__main__":
     main()

@@ -14,7 +14,15 @@ import pytest
 
 from pgcdc.local import PostgresCluster, TansuBroker
 
-TIERS = ("unit", "integration", "conformance", "slow")
+TIERS = ("unit", "integration", "conformance", "slow", "spark")
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    # The spark tier needs the spark extra and takes minutes: collected only when selected with -m spark.
+    if collection_path.name == "spark" and collection_path.parent.name == "tests":
+        markexpr = config.getoption("markexpr") or ""
+        return "spark" not in markexpr or "not spark" in markexpr
+    return None
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

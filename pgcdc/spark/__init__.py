@@ -1,0 +1,30 @@
+"""PySpark downstream of pgcdc: Debezium topics -> typed DataFrames -> exact current-state tables.
+
+Needs the `spark` extra (pyspark>=4, pyarrow, pandas<3, deltalake); the rest of pgcdc never imports it, and
+`pgcdc.spark.verify` needs only pyarrow/deltalake and psycopg. Names below load on first use.
+
+    spark = local_session()
+    raw = spark.read.format("kafka" or "pgcdc_kafka").option(...).load()   # same columns either way
+    decoded = decode_changes(raw)                                         # typed rows per table + quarantine
+    apply_changes(spark, decoded, "/data/tables", fmt="delta")            # current state, idempotent
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "apply_changes": "apply", "read_quarantine": "apply", "read_table": "apply", "table_path": "apply",
+    "Decoded": "changes", "TableChanges": "changes", "decode_changes": "changes",
+    "KafkaDataSource": "reader", "DecodeOptions": "schema", "row_codec": "schema",
+    "local_session": "session", "stream_to_tables": "session",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pgcdc.spark' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"pgcdc.spark.{module}"), name)

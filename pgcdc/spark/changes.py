@@ -1,0 +1,228 @@
+"""Kafka records (the `kafka` source's columns) -> typed change rows per table, plus a quarantine.
+
+One pass finds the distinct (topic, value schema, key schema) versions in the batch; each version gets its
+codecs (pgcdc.spark.schema) and one `from_json` + projection. Versions of a table are aligned on the newest
+one (columns added, dropped or retyped mid-stream), so a schema change is a new projection, not a failure.
+Records that are not change events of a known table, or whose values cannot be represented, go to the
+quarantine DataFrame with a reason.
+
+Ordering: every change row gets `__pgcdc_pos`, a string that sorts like (source.lsn, kind, partition, offset)
+with kind 0 for snapshot reads (`r`, whose lsn is the snapshot's consistent point), 1 for streamed changes
+and 2 for tombstones. See docs/spark.md ("Which event wins") for why the LSN, and not the Kafka offset, is
+the primary order, and for the one window where it is not exact.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from pgcdc.spark.schema import DecodeOptions, RowCodec, envelope_fields, row_codec
+
+POS = "__pgcdc_pos"
+DELETED = "__pgcdc_deleted"
+OP = "__pgcdc_op"
+META = (POS, DELETED, OP)
+
+QUARANTINE_SCHEMA = T.StructType([
+    T.StructField("topic", T.StringType()), T.StructField("partition", T.IntegerType()),
+    T.StructField("offset", T.LongType()), T.StructField("key", T.BinaryType()),
+    T.StructField("value", T.BinaryType()), T.StructField("reason", T.StringType()),
+])
+
+_PROBE = ("struct<schema: string, payload: struct<op: string, "
+          "source: struct<lsn: bigint, snapshot: string>>>")
+_KEY_PROBE = "struct<schema: string, payload: string>"
+
+
+@dataclass
+class TableChanges:
+    """The change rows of one table (topic) in a batch."""
+
+    topic: str
+    keys: tuple[str, ...]
+    schema: T.StructType  # data columns of the newest schema version in the batch
+    rows: DataFrame  # data columns + __pgcdc_pos, __pgcdc_deleted, __pgcdc_op
+    schema_pos: str  # position of the newest event: decides whether this schema replaces the target's
+    truncate_pos: str | None = None  # newest truncate of the table in the batch
+
+
+@dataclass
+class Decoded:
+    tables: dict[str, TableChanges] = field(default_factory=dict)
+    quarantine: DataFrame | None = None
+
+
+def _pos(lsn: Column, kind: int | Column, partition: Column, offset: Column) -> Column:
+    def hexed(c: Column, width: int) -> Column:
+        return F.lpad(F.hex(F.coalesce(c, F.lit(0)).cast("long")), width, "0")
+
+    kind_col = kind if isinstance(kind, Column) else F.lit(kind)
+    return F.concat(hexed(lsn, 16), kind_col.cast("string"), hexed(partition, 8), hexed(offset, 16))
+
+
+def decode_changes(raw: DataFrame, options: DecodeOptions | None = None,
+                   topics: set[str] | None = None) -> Decoded:
+    """Decode a batch of Kafka records. `topics`: the table topics expected (others are quarantined);
+    None accepts every topic whose records are Debezium change envelopes."""
+    options = options or DecodeOptions()
+    base = raw.select(
+        "topic", "partition", "offset", "key", "value",
+        F.from_json(F.col("value").cast("string"), _PROBE).alias("v"),
+        F.from_json(F.col("key").cast("string"), _KEY_PROBE).alias("k"),
+    ).select(
+        "*",
+        F.xxhash64("v.schema").alias("vh"), F.xxhash64("k.schema").alias("kh"),
+        F.col("v.payload.op").alias("op"), F.col("v.payload.source.lsn").alias("lsn"),
+        F.col("v.payload.source.snapshot").alias("snapshot"),
+    )
+    reason = (
+        F.when(F.lit(topics is not None) & ~F.col("topic").isin(*(sorted(topics or ()))), F.lit("unknown topic"))
+        .when(F.col("key").isNull() & F.col("value").isNull(), F.lit("record without key and value"))
+        .when(F.col("value").isNotNull() & F.col("v.schema").isNull(),
+              F.lit("malformed envelope: value is not JSON with schema and payload "
+                    "(value.converter.schemas.enable must be true)"))
+        .when(F.col("value").isNotNull() & F.col("op").isNull(), F.lit("malformed envelope: no payload.op"))
+        .when(F.col("value").isNotNull() & ~F.col("op").isin("c", "u", "d", "r", "t"),
+              F.concat(F.lit("not a row change: op "), F.col("op")))
+        .when(F.col("value").isNotNull() & F.col("lsn").isNull(), F.lit("malformed envelope: no source.lsn"))
+        .when((F.col("op") != "t") & F.col("k.payload").isNull(),
+              F.lit("no key: table without primary key or malformed key"))
+    )
+    base = base.withColumn("reason", reason).persist()
+    bad = base.filter(F.col("reason").isNotNull()).select("topic", "partition", "offset", "key", "value", "reason")
+    good = base.filter(F.col("reason").isNull())
+
+    versions = (good.groupBy("topic", "vh", "kh")
+                .agg(F.first("v.schema").alias("vs"), F.first("k.schema").alias("ks"),
+                     F.max(_pos(F.col("lsn"), 1, F.col("partition"), F.col("offset"))).alias("newest"))
+                .collect())
+    by_topic: dict[str, list[Any]] = {}
+    for row in versions:
+        by_topic.setdefault(row["topic"], []).append(row)
+
+    decoded = Decoded()
+    quarantined = [bad]
+    for topic, rows in by_topic.items():
+        table, bad_rows = _decode_table(good, topic, rows, options)
+        if bad_rows is not None:
+            quarantined.append(bad_rows)
+        if table is not None:
+            decoded.tables[topic] = table
+    out = quarantined[0]
+    for q in quarantined[1:]:
+        out = out.unionByName(q)
+    decoded.quarantine = out
+    return decoded
+
+
+def _decode_table(good: DataFrame, topic: str, versions: list[Any],
+                  options: DecodeOptions) -> tuple[TableChanges | None, DataFrame | None]:
+    rows_here = good.filter(F.col("topic") == topic)
+    truncates = rows_here.filter(F.col("op") == "t")
+    value_versions = [v for v in versions if v["vs"] is not None]
+    # The table's newest value schema; truncate-only versions carry no row schema.
+    row_versions = []
+    for v in value_versions:
+        after = envelope_fields(json.loads(v["vs"])).get("after")
+        if after is not None and v["ks"] is not None:
+            row_versions.append((v, after))
+    newest = max((v["newest"] for v in versions), default="")
+    if not row_versions:
+        return None, None
+    latest_v, latest_after = max(row_versions, key=lambda p: p[0]["newest"])
+    latest = row_codec(latest_after, options)
+    keys = tuple(f["field"] for f in json.loads(latest_v["ks"]).get("fields", []))
+
+    parts: list[DataFrame] = []
+    for v in versions:
+        if v["ks"] is None:
+            continue  # truncates: no key
+        key_codec = row_codec(json.loads(v["ks"]), options)
+        if v["vs"] is None:  # tombstones: key only
+            part = rows_here.filter(F.col("vh").isNull() & (F.col("kh") == v["kh"]))
+            parsed = part.select("*", F.from_json(F.col("key").cast("string"),
+                                                  T.StructType([T.StructField("payload", key_codec.raw)])
+                                                  ).alias("kp"))
+            key_vals, key_err = key_codec.decode(F.col("kp.payload"))
+            cols = [F.lit(None).cast(latest.typed[n].dataType).alias(n) for n in latest.names if n not in keys]
+            parts.append(_finish(parsed, key_vals, cols, key_err, tombstone=True, keys=keys, latest=latest))
+            continue
+        after = envelope_fields(json.loads(v["vs"])).get("after")
+        if after is None:
+            continue
+        codec = row_codec(after, options)
+        part = rows_here.filter((F.col("vh") == v["vh"]) & (F.col("kh") == v["kh"]) & (F.col("op") != "t"))
+        value_type = T.StructType([T.StructField("payload", T.StructType([
+            T.StructField("before", codec.raw), T.StructField("after", codec.raw)]))])
+        parsed = part.select(
+            "*",
+            F.from_json(F.col("value").cast("string"), value_type).alias("vp"),
+            F.from_json(F.col("key").cast("string"),
+                        T.StructType([T.StructField("payload", key_codec.raw)])).alias("kp"),
+        )
+        image = F.when(F.col("op") == "d", F.col("vp.payload.before")).otherwise(F.col("vp.payload.after"))
+        values, err = codec.decode(image)
+        key_vals, key_err = key_codec.decode(F.col("kp.payload"))
+        by_name = dict(zip(codec.names, values))
+        cols = []
+        for name in latest.names:
+            if name in keys:
+                continue
+            target = latest.typed[name].dataType
+            if name in by_name:
+                src = codec.typed[name].dataType
+                cols.append(by_name[name] if src == target else by_name[name].try_cast(target).alias(name))
+            else:
+                cols.append(F.lit(None).cast(target).alias(name))
+        error = F.coalesce(err, key_err) if key_err is not None else err
+        parts.append(_finish(parsed, key_vals, cols, error, tombstone=False, keys=keys, latest=latest))
+
+    if not parts:
+        return None, None
+    union = parts[0]
+    for p in parts[1:]:
+        union = union.unionByName(p)
+    # Tombstones carry no LSN: they take the position of the event before them for the same key in the
+    # partition (their delete), so they sort right after it and never above a later change of that key.
+    w = (Window.partitionBy("partition", "__key").orderBy("offset")
+         .rowsBetween(Window.unboundedPreceding, Window.currentRow))
+    lsn = F.last(F.col("__lsn"), ignorenulls=True).over(w)
+    union = union.withColumn("__lsn", F.coalesce(F.col("__lsn"), lsn))
+    union = union.withColumn(POS, _pos(F.col("__lsn"), F.col("__kind"), F.col("partition"), F.col("offset")))
+    bad_rows = union.filter(F.col("__error").isNotNull()).select(
+        F.lit(topic).alias("topic"), "partition", "offset", "__rkey", "__rvalue", "__error").toDF(
+        *QUARANTINE_SCHEMA.names)
+    data_names = [*keys, *[n for n in latest.names if n not in keys]]
+    rows = union.filter(F.col("__error").isNull()).select(*data_names, *META)
+    schema = T.StructType([latest.typed[n] if n in latest.names else _key_field(keys, n, versions, options)
+                           for n in data_names])
+    t_pos = truncates.agg(F.max(_pos(F.col("lsn"), 1, F.col("partition"), F.col("offset")))).first()
+    return (TableChanges(topic, keys, schema, rows, newest, t_pos[0] if t_pos else None), bad_rows)
+
+
+def _key_field(keys: tuple[str, ...], name: str, versions: list[Any], options: DecodeOptions) -> T.StructField:
+    for v in versions:
+        if v["ks"] is not None:
+            return row_codec(json.loads(v["ks"]), options).typed[name]
+    raise KeyError(name)
+
+
+def _finish(parsed: DataFrame, key_vals: list[Column], cols: list[Column], error: Column | None,
+            tombstone: bool, keys: tuple[str, ...], latest: RowCodec) -> DataFrame:
+    kind = F.lit(2) if tombstone else F.when(F.col("op") == "r", F.lit(0)).otherwise(F.lit(1))
+    return parsed.select(
+        *key_vals, *cols,
+        F.col("op").alias(OP),
+        (F.lit(True) if tombstone else (F.col("op") == "d")).alias(DELETED),
+        F.col("lsn").alias("__lsn"), kind.alias("__kind"),
+        "partition", "offset",
+        F.col("key").cast("string").alias("__key"),
+        F.col("key").alias("__rkey"), F.col("value").alias("__rvalue"),
+        (error if error is not None else F.lit(None).cast("string")).alias("__error"),
+    )
