@@ -29,6 +29,10 @@ Decode = Callable[[Column], tuple[Column, Column | None]]
 
 MAX_PRECISION = 38
 _EPOCH_NTZ = "1970-01-01 00:00:00"
+# Years 1..9999, what Parquet/Delta readers and Python hold. PostgreSQL's date/timestamp infinity (Debezium
+# writes far-out numbers for it) falls outside: quarantined rather than written as a nonsense date.
+_MIN_EPOCH_S = -62_135_596_800
+_MAX_EPOCH_S = 253_402_300_800
 SOURCE_TYPE = "__debezium.source.column.type"
 
 
@@ -155,9 +159,14 @@ def _variable_decimal_codec(options: DecodeOptions) -> FieldCodec:
 
 def _timestamp_ntz(unit: str, divisor: int = 1) -> Callable[[dict[str, Any], DecodeOptions], FieldCodec]:
     def build(schema: dict[str, Any], options: DecodeOptions) -> FieldCodec:
+        per_second = {"MILLISECOND": 1000, "MICROSECOND": 1_000_000}[unit] * divisor
+        low, high = _MIN_EPOCH_S * per_second, _MAX_EPOCH_S * per_second
+
         def decode(c: Column) -> tuple[Column, Column | None]:
             amount = c if divisor == 1 else F.floor(c / divisor)
-            return F.timestamp_add(unit, amount, F.lit(_EPOCH_NTZ).cast(T.TimestampNTZType())), None
+            ok = (c >= low) & (c < high)
+            value = F.when(ok, F.timestamp_add(unit, amount, F.lit(_EPOCH_NTZ).cast(T.TimestampNTZType())))
+            return value, c.isNotNull() & ~ok
 
         return FieldCodec(T.LongType(), T.TimestampNTZType(), decode)
 
@@ -165,7 +174,11 @@ def _timestamp_ntz(unit: str, divisor: int = 1) -> Callable[[dict[str, Any], Dec
 
 
 def _date(schema: dict[str, Any], options: DecodeOptions) -> FieldCodec:
-    return FieldCodec(T.IntegerType(), T.DateType(), lambda c: (F.date_from_unix_date(c), None))
+    def decode(c: Column) -> tuple[Column, Column | None]:
+        ok = (c >= _MIN_EPOCH_S // 86_400) & (c < _MAX_EPOCH_S // 86_400)
+        return F.when(ok, F.date_from_unix_date(c)), c.isNotNull() & ~ok
+
+    return FieldCodec(T.IntegerType(), T.DateType(), decode)
 
 
 def _time(factor: int, divisor: int = 1) -> Callable[[dict[str, Any], DecodeOptions], FieldCodec]:
