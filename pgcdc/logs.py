@@ -91,12 +91,17 @@ def setup(level: str, fmt: str = "human") -> Redactor:
 
 
 def secrets_of(config: ConnectorConfig) -> list[str]:
-    """The secret values in a loaded configuration."""
+    """The secret values in a loaded configuration.
+
+    A password that equals the user, database or host name is left out: those are shown by design (errors name
+    the role), and masking them would hide the identifier while the value is no secret to anyone reading it."""
     from pgcdc.config import is_secret_property
 
     values = [config.database_password]
     values += [v for k, v in config.kafka.items() if is_secret_property(k)]
-    return values
+    shown = {config.database_user, config.database_dbname, config.database_hostname, config.topic_prefix,
+             config.name}
+    return [v for v in values if v not in shown]
 
 
 def redactors() -> list[Redactor]:

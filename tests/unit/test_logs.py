@@ -68,6 +68,11 @@ def test_json_lines() -> None:
     assert "ValueError: bad ***" in entry["exc_info"]
 
 
+def test_a_password_equal_to_the_user_name_does_not_mask_the_user() -> None:
+    config = build_config({**BASE, "database.user": "plain", "database.password": "plain"})
+    assert secrets_of(config) == []
+
+
 def test_empty_and_tiny_values_are_not_secrets_to_mask() -> None:
     redactor = Redactor()
     redactor.add(["", "ab"])
