@@ -43,6 +43,8 @@ JAVA_PRODUCER_NAMES: dict[str, tuple[str, Any]] = {
     "value.serializer": ("", str),
 }
 SELECT_OVERRIDE_PREFIX = "snapshot.select.statement.overrides."
+COLUMN_RULE = re.compile(r"^column\.(mask\.with\.\d+\.chars|truncate\.to\.\d+\.chars"
+                         r"|mask\.hash\.(v[12]\.)?[A-Za-z0-9-]+\.with\.salt\..+)$")
 OFFSET_STORES = {
     "org.apache.kafka.connect.storage.KafkaOffsetBackingStore": "kafka",
     "org.apache.kafka.connect.storage.FileOffsetBackingStore": "file",
@@ -148,6 +150,16 @@ class ConnectorConfig(BaseModel):
     table_include_list: tuple[str, ...] = Field((), alias="table.include.list")
     """Regular expressions of schema.table names to capture."""
     table_exclude_list: tuple[str, ...] = Field((), alias="table.exclude.list")
+    column_include_list: tuple[str, ...] = Field((), alias="column.include.list")
+    """Regexes of `<schema>.<table>.<column>` to keep (all others leave the events)."""
+    column_exclude_list: tuple[str, ...] = Field((), alias="column.exclude.list")
+    """Regexes of `<schema>.<table>.<column>` to leave out of the events."""
+    # column.mask.with.N.chars, column.mask.hash[.v2].<alg>.with.salt.<salt>, column.truncate.to.N.chars
+    column_rules: dict[str, str] = Field(default_factory=dict)
+    message_prefix_include_list: tuple[str, ...] = Field((), alias="message.prefix.include.list")
+    """Regexes of logical-decoding message prefixes to emit (all others are dropped)."""
+    message_prefix_exclude_list: tuple[str, ...] = Field((), alias="message.prefix.exclude.list")
+    """Regexes of logical-decoding message prefixes to drop."""
     """Regular expressions of schema.table names not to capture."""
 
     snapshot_mode: Literal["initial", "always", "initial_only", "no_data", "never", "when_needed",
@@ -266,6 +278,7 @@ class ConnectorConfig(BaseModel):
     @field_validator(
         "schema_include_list", "schema_exclude_list", "table_include_list", "table_exclude_list",
         "column_propagate_source_type", "datatype_propagate_source_type", "snapshot_include_collection_list",
+        "column_include_list", "column_exclude_list", "message_prefix_include_list", "message_prefix_exclude_list",
         mode="before"
     )
     @classmethod
@@ -340,6 +353,12 @@ class ConnectorConfig(BaseModel):
             yield name, value
 
     # -- derived ----------------------------------------------------------------------------------
+    def keeps_message(self, prefix: str) -> bool:
+        """message.prefix.include.list / message.prefix.exclude.list (whole-prefix regexes)."""
+        if self.message_prefix_include_list:
+            return any(re.fullmatch(p, prefix) for p in self.message_prefix_include_list)
+        return not any(re.fullmatch(p, prefix) for p in self.message_prefix_exclude_list)
+
     def captures(self, schema: str, table: str) -> bool:
         """Debezium's include/exclude rules: include lists win; regexes match the whole name."""
         full = f"{schema}.{table}"
@@ -491,6 +510,7 @@ def build_config(props: Mapping[str, str]) -> ConnectorConfig:
     fields: dict[str, Any] = {}
     kafka: dict[str, str] = {}
     statements: dict[str, str] = {}
+    column_rules: dict[str, str] = {}
     ignored: list[str] = []
     aliases = {f.alias: name for name, f in ConnectorConfig.model_fields.items() if f.alias}
     if props.get("database.password.file"):
@@ -500,6 +520,8 @@ def build_config(props: Mapping[str, str]) -> ConnectorConfig:
             fields[key] = value
         elif key == "kafka.bootstrap.servers":
             fields.setdefault("bootstrap.servers", value)
+        elif COLUMN_RULE.match(key):
+            column_rules[key] = value
         elif key.startswith(SELECT_OVERRIDE_PREFIX):
             statements[key[len(SELECT_OVERRIDE_PREFIX):]] = value
         elif key.startswith(PASSTHROUGH_PREFIXES):
@@ -517,6 +539,11 @@ def build_config(props: Mapping[str, str]) -> ConnectorConfig:
         log.warning("accepted but not acted on by pgcdc: %s", ", ".join(sorted(ignored)))
     fields["kafka"] = kafka
     fields["snapshot_select_statements"] = statements
+    fields["column_rules"] = column_rules
+    for a, b in (("column.include.list", "column.exclude.list"),
+                 ("message.prefix.include.list", "message.prefix.exclude.list")):
+        if fields.get(a) and fields.get(b):
+            raise ConfigError(f"{a} and {b} cannot both be set")
     try:
         return ConnectorConfig.model_validate(fields)
     except ValidationError as exc:

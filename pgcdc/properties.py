@@ -17,7 +17,6 @@ ACCEPTED_NOT_IMPLEMENTED: frozenset[str] = frozenset(
     read.only signal.data.collection signal.enabled.channels signal.kafka.topic signal.kafka.bootstrap.servers
     signal.kafka.groupId signal.poll.interval.ms signal.file
     heartbeat.topics.prefix
-    column.mask.hash.v2
     schema.refresh.mode schema.name.adjustment.mode field.name.adjustment.mode sanitize.field.names
     slot.stream.params lsn.flush.mode
     xmin.fetch.interval.ms database.initial.statements database.tcpKeepAlive database.connectTimeoutMs
@@ -32,7 +31,6 @@ ACCEPTED_NOT_IMPLEMENTED: frozenset[str] = frozenset(
     topic.creation.default.cleanup.policy topic.creation.default.compression.type topic.creation.groups
     offset.flush.timeout.ms
     converters
-    column.include.list column.exclude.list message.prefix.include.list message.prefix.exclude.list
     provide.transaction.metadata.enable post.processors
     predicates publication.name.prefix replica.identity.autoset.values
     header.converter.schemas.enable schema.history.internal
@@ -42,8 +40,6 @@ ACCEPTED_NOT_IMPLEMENTED: frozenset[str] = frozenset(
 
 # Prefixes of families of properties (per-column, per-table or per-client settings).
 ACCEPTED_PREFIXES: tuple[str, ...] = (
-    "column.mask.",
-    "column.truncate.to.",
     "topic.creation.",
     "notification.",
     "signal.",

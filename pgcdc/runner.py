@@ -24,6 +24,7 @@ from pgcdc.capture.snapshot_plan import TablePlan
 from pgcdc.capture.snapshot_progress import ProgressReporter, SnapshotMetrics
 from pgcdc.config import ConnectorConfig
 from pgcdc.durability import Checkpointer
+from pgcdc.envelope.columns import ColumnRules
 from pgcdc.envelope.source import context_headers
 from pgcdc.envelope.table import ColumnSpec, EnvelopeSettings, TableEvents
 from pgcdc.errors import OffsetError, PgcdcError, RecordTooLarge, SinkError, SlotInUse, SlotLost, SourceError
@@ -73,6 +74,8 @@ class Connector:
         self._streams_started = 0
         self._action_conn: psycopg.Connection | None = None
         self.metrics_server: MetricsServer | None = None
+        self._column_rules = ColumnRules.from_properties(config.column_include_list, config.column_exclude_list,
+                                                         config.column_rules)
         # One run id per process start, like Debezium's __debezium.context.runId (a UUIDv7).
         self.context_headers = context_headers(config.topic_prefix, _uuid7(), config.key_converter_schemas_enable)
 
@@ -91,6 +94,7 @@ class Connector:
             key_schemas=c.key_converter_schemas_enable, value_schemas=c.value_converter_schemas_enable,
             placeholder=c.unavailable_value_placeholder, message_key_columns=c.message_key_columns,
             propagate_columns=c.column_propagate_source_type, propagate_datatypes=c.datatype_propagate_source_type,
+            column_rules=self._column_rules,
         )
 
     def _table_lookup(self, catalog: Catalog, settings: EnvelopeSettings):  # type: ignore[no-untyped-def]
@@ -264,6 +268,7 @@ class Connector:
             tombstones_on_delete=c.tombstones_on_delete, transaction_metadata=c.provide_transaction_metadata,
             key_schemas=c.key_converter_schemas_enable, value_schemas=c.value_converter_schemas_enable,
             resume=resume, context_headers=self.context_headers,
+            message_filter=c.keeps_message if c.message_prefix_include_list or c.message_prefix_exclude_list else None,
         )
         stack.callback(capture.streams.close)
         # flush.lsn.source=false: the offset is stored, but something else confirms the slot's position.

@@ -46,8 +46,10 @@ class ChangeCapture:
     def __init__(self, *, sink: Sink, tables: TableLookup, topic_prefix: str, database: str,
                  skipped_operations: frozenset[str], tombstones_on_delete: bool, transaction_metadata: bool,
                  key_schemas: bool = True, value_schemas: bool = True, resume: ResumePoint | None = None,
-                 context_headers: list[tuple[str, bytes]] | None = None) -> None:
+                 context_headers: list[tuple[str, bytes]] | None = None,
+                 message_filter: Callable[[str], bool] | None = None) -> None:
         self.sink = sink
+        self.message_filter = message_filter  # message.prefix.include/exclude.list: True keeps the prefix
         self.lookup = tables
         self.prefix = topic_prefix
         self.db = database
@@ -227,8 +229,7 @@ class ChangeCapture:
         t = self._target(msg, lsn, self.skip_u)
         if t is None:
             return
-        after = t.row(msg.new, lsn)
-        before = t.row(msg.old, lsn, msg.old_kind == "K") if msg.old is not None else None
+        after, before = t.update_rows(msg.new, msg.old, msg.old_kind, lsn)
         if before is not None and t.has_key and t.key_payload(before) != t.key_payload(after):
             self._key_change(t, before, after, lsn)
             return
@@ -272,6 +273,8 @@ class ChangeCapture:
         if msg.xid is not None and self._spilled(msg, lsn):
             return
         if msg.transactional and (self.skipping or lsn <= self.skip_upto):
+            return
+        if self.message_filter is not None and not self.message_filter(msg.prefix):
             return
         now_ns = time.time_ns()
         # A non-transactional message has no commit time of its own; Debezium reports the last one seen,

@@ -7,12 +7,14 @@ record; everything named, formatted or validated is done here in the constructor
 from __future__ import annotations
 
 import base64
+import dataclasses
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pgcdc.envelope import connect
+from pgcdc.envelope.columns import ColumnRules, declared_length
 from pgcdc.envelope.propagate import source_parameters, with_parameters
 from pgcdc.envelope.source import SOURCE_SCHEMA, TRANSACTION_SCHEMA
 from pgcdc.errors import ConversionError
@@ -36,6 +38,7 @@ class EnvelopeSettings:
     message_key_columns: str = ""
     propagate_columns: tuple[str, ...] = ()  # column.propagate.source.type
     propagate_datatypes: tuple[str, ...] = ()  # datatype.propagate.source.type
+    column_rules: ColumnRules | None = None  # column.include/exclude.list, mask, hash, truncate
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,11 +78,16 @@ class TableEvents:
                 raise ConversionError(f"table {schema}.{table}: {exc}") from None
         # Columns Debezium leaves out (geometric types without include.unknown.datatypes, point[]): pgoutput
         # still sends them, so `row` picks the kept positions; the snapshot selects only `names`.
+        rules = settings.column_rules
+        excluded = {i for i, c in enumerate(columns)
+                    if rules is not None and rules.excluded(f"{schema}.{table}.{c.name}")}
+        for i in excluded:
+            converters[i] = dataclasses.replace(converters[i], dropped=True)
         kept = [i for i, conv in enumerate(converters) if not conv.dropped]
         self.keep: tuple[int, ...] | None = None
         if len(kept) < len(columns):
-            for c, conv in zip(columns, converters):
-                if conv.dropped:
+            for i, (c, conv) in enumerate(zip(columns, converters)):
+                if conv.dropped and i not in excluded:
                     log.warning("%s.%s: column %s (%s) is left out of the events, as Debezium does", schema,
                                 table, c.name, c.type_name)
             self.keep = tuple(kept)
@@ -96,6 +104,16 @@ class TableEvents:
         # default, else the type's fallback for NOT NULL columns, else null (measured on 3.6).
         self.absent = tuple(d if d is not None else fallback(conv) if c.not_null else None
                             for c, conv, d in zip(columns, converters, defaults))
+        if rules is not None:  # masks, hashes, truncation: the values change, the schema's defaults do not
+            nulls, absent = list(self.nulls), list(self.absent)
+            for i, c in enumerate(columns):
+                converters[i], fill = rules.apply(f"{schema}.{table}.{c.name}", converters[i],
+                                                  declared_length(c.base_type_name, c.type_modifier))
+                if fill is not None:
+                    nulls[i], absent[i] = fill(nulls[i]), fill(absent[i])
+            self.converters = tuple(converters)
+            self.fns = tuple(c.fn for c in converters)
+            self.nulls, self.absent = tuple(nulls), tuple(absent)
         self.type_names = tuple(c.type_name for c in columns)
 
         key_cols = (key_columns_override(settings.message_key_columns, schema, table)
@@ -134,8 +152,13 @@ class TableEvents:
     @staticmethod
     def _placeholder(conv: Converter, text: str) -> Any:
         """unavailable.value.placeholder in the column's type: bytes as base64, an integer array as the
-        placeholder's bytes, other arrays as a one-element array (measured on Debezium 3.6)."""
+        placeholder's bytes, other arrays as a one-element array, a map as {placeholder: placeholder}, structs
+        (PostGIS, point) and bit strings as null (measured on Debezium 3.6)."""
         t = conv.schema["type"]
+        if t == "struct" or conv.schema.get("name") == "io.debezium.data.Bits":
+            return None
+        if t == "map":
+            return {text: text}
         if t == "bytes":
             return base64.b64encode(text.encode()).decode()
         if t == "array":
@@ -168,6 +191,15 @@ class TableEvents:
                     f"cannot convert {self.schema}.{self.table}.{name} ({type_name}) value {str(v)[:60]!r} "
                     f"at LSN {format_lsn(lsn)}: {inner}")
         return ConversionError(f"cannot convert a row of {self.schema}.{self.table} at LSN {format_lsn(lsn)}: {exc}")
+
+    def update_rows(self, new: Sequence[Any], old: Sequence[Any] | None, old_kind: str | None,
+                    lsn: int) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """(after, before) of an Update. With a full old tuple (REPLICA IDENTITY FULL) Debezium fills the
+        new tuple's unchanged TOASTed values from it instead of writing placeholders (measured on 3.6)."""
+        if old is not None and old_kind == "O" and any(v is UNCHANGED_TOAST for v in new):
+            new = [o if v is UNCHANGED_TOAST else v for v, o in zip(new, old)]
+        after = self.row(new, lsn)
+        return after, (self.row(old, lsn, old_kind == "K") if old is not None else None)
 
     def key_payload(self, row: dict[str, Any]) -> dict[str, Any]:
         names = self.names
