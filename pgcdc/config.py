@@ -150,6 +150,7 @@ class ConnectorConfig(BaseModel):
     table_include_list: tuple[str, ...] = Field((), alias="table.include.list")
     """Regular expressions of schema.table names to capture."""
     table_exclude_list: tuple[str, ...] = Field((), alias="table.exclude.list")
+    """Regular expressions of schema.table names not to capture."""
     column_include_list: tuple[str, ...] = Field((), alias="column.include.list")
     """Regexes of `<schema>.<table>.<column>` to keep (all others leave the events)."""
     column_exclude_list: tuple[str, ...] = Field((), alias="column.exclude.list")
@@ -160,7 +161,6 @@ class ConnectorConfig(BaseModel):
     """Regexes of logical-decoding message prefixes to emit (all others are dropped)."""
     message_prefix_exclude_list: tuple[str, ...] = Field((), alias="message.prefix.exclude.list")
     """Regexes of logical-decoding message prefixes to drop."""
-    """Regular expressions of schema.table names not to capture."""
 
     snapshot_mode: Literal["initial", "always", "initial_only", "no_data", "never", "when_needed",
                            "configuration_based"] = Field("initial", alias="snapshot.mode")

@@ -116,6 +116,11 @@ def reference() -> str:
         f"| `{SELECT_OVERRIDE_PREFIX}<schema>.<table>` | yes | the SELECT that snapshots that table, for the "
         "tables named in `snapshot.select.statement.overrides` |",
         "| `kafka.bootstrap.servers` | yes | same as `bootstrap.servers` (Debezium Server's spelling) |",
+        "| `column.mask.with.<N>.chars` | yes | columns (regexes of `<schema>.<table>.<column>`) written as N "
+        "asterisks |",
+        "| `column.mask.hash[.v2].<algorithm>.with.salt.<salt>` | yes | columns written as the hex digest of salt "
+        "and value (v1: Java-serialized string, v2: UTF-8), cut to the column's length |",
+        "| `column.truncate.to.<N>.chars` | yes | columns cut to N characters |",
     ]
     for prefix in PASSTHROUGH_PREFIXES:
         out.append(f"| `{prefix}*` | yes | passed to the Kafka producer (librdkafka) with the prefix removed, "
