@@ -1,0 +1,104 @@
+"""Initial snapshot throughput: pgcdc into Kafka (acks=all, schemas on) vs `COPY … TO STDOUT` of the same tables.
+
+The ceiling reads every table with COPY (text) and drops the bytes, in the same run. pgcdc runs with
+snapshot.mode=initial_only in a child process (so its peak RSS is its own) and stops when the snapshot is
+done; its time includes start-up (connections, slot creation, broker metadata). Prints one line per workload:
+`workload  pgcdc/s  ceiling/s  ratio  peak_rss_mb`.
+
+Run: `.venv/bin/python benchmarks/snapshot.py [--rows N] [--tables N] [--threads 1,2]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+
+import psycopg
+from psycopg import sql
+
+from pgcdc.local import PostgresCluster, TansuBroker
+
+DDL = ("CREATE TABLE {} (id bigint PRIMARY KEY, a int, b text, c numeric(12,2), d double precision, "
+       "e boolean, f timestamptz, g jsonb)")
+FILL = ("INSERT INTO {} SELECT g, g % 1000, md5(g::text), g / 7.0, g * 1.5, g % 2 = 0, now(), "
+        "jsonb_build_object('k', g, 'v', md5(g::text)) FROM generate_series(1, {}) g")
+
+
+def create(pg: PostgresCluster, db: str, tables: int, rows: int) -> list[str]:
+    names = [f"t{i:03d}" for i in range(tables)]
+    with psycopg.connect(pg.dsn(db), autocommit=True) as conn:
+        for n in names:
+            conn.execute(DDL.format(n))
+            conn.execute(FILL.format(n, rows // tables))
+        conn.execute("VACUUM ANALYZE")
+    return names
+
+
+def ceiling(pg: PostgresCluster, db: str, names: list[str]) -> tuple[float, int]:
+    rows = 0
+    t0 = time.perf_counter()
+    with psycopg.connect(pg.dsn(db), autocommit=True) as conn:
+        for n in names:
+            with conn.cursor() as cur, cur.copy(sql.SQL("COPY (SELECT * FROM {}) TO STDOUT").format(
+                    sql.Identifier(n))) as copy:
+                for block in copy:
+                    rows += bytes(block).count(b"\n")
+    return time.perf_counter() - t0, rows
+
+
+def child(args: argparse.Namespace) -> None:
+    """One pgcdc snapshot in this process; prints seconds, events and peak RSS as JSON."""
+    from pgcdc.config import build_config
+    from pgcdc.runner import Connector
+
+    props = json.loads(args.child)
+    connector = Connector(build_config(props))
+    t0 = time.perf_counter()
+    stats = connector.run()
+    elapsed = time.perf_counter() - t0
+    print(json.dumps({"seconds": elapsed, "events": stats.events,
+                      "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+
+
+def run_pgcdc(pg: PostgresCluster, broker: TansuBroker, db: str, slot: str, threads: int) -> dict[str, float]:
+    props = {"name": slot, "topic.prefix": slot, **pg.connection_properties(db), "slot.name": slot,
+             "publication.name": f"pub_{slot}", "snapshot.mode": "initial_only",
+             "bootstrap.servers": broker.bootstrap_servers, "offset.storage": "memory",
+             "snapshot.max.threads": str(threads)}
+    out = subprocess.run([sys.executable, __file__, "--child", json.dumps(props)], check=True,
+                         capture_output=True, text=True, timeout=3600)
+    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=200_000, help="rows per workload, spread over its tables")
+    ap.add_argument("--tables", type=int, default=100, help="tables of the many-tables workload")
+    ap.add_argument("--threads", default="1,2", help="snapshot.max.threads values to run")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        child(args)
+        return
+    print(f"{'workload':16} {'pgcdc/s':>10} {'ceiling/s':>10} {'ratio':>6} {'peak_rss_mb':>11}")
+    with PostgresCluster() as pg, TansuBroker() as broker:
+        for label, tables in (("single", 1), ("many", args.tables)):
+            db = pg.create_database(f"bench_{label}")
+            names = create(pg, db, tables, args.rows)
+            for threads in (int(t) for t in args.threads.split(",")):
+                ceiling_s, rows = ceiling(pg, db, names)
+                result = run_pgcdc(pg, broker, db, f"snap_{label}_{threads}", threads)
+                if result["events"] != rows:
+                    raise SystemExit(f"{label}: pgcdc emitted {result['events']} records, the tables hold {rows}")
+                ours, ceil = rows / result["seconds"], rows / ceiling_s
+                name = f"{label}/threads={threads}"
+                print(f"{name:16} {ours:10.0f} {ceil:10.0f} {ours / ceil:6.2f} {result['rss_mb']:11.0f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
