@@ -81,13 +81,14 @@ class ProgressReporter:
         if not self.terminal:
             return
         try:
+            from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
         except ImportError:  # rich is optional: fall back to log lines
             self.terminal = False
             return
         self._rich = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                               TextColumn("{task.fields[rate]} rows/s"), TimeRemainingColumn(),
-                              transient=False)
+                              console=Console(stderr=True), transient=False)
         self._rich.start()
 
     def table_started(self, name: str) -> None:
