@@ -247,6 +247,15 @@ class ConnectorConfig(BaseModel):
     # pgcdc's own: ask PostgreSQL 14+ to stream large transactions before commit (spilled to local files).
     pgcdc_streaming: Literal["on", "off"] = Field("on", alias="pgcdc.streaming")
     """Ask PostgreSQL 14+ to stream large transactions before commit (spilled to local files)."""
+    topic_delimiter: str = Field(".", alias="topic.delimiter", min_length=1)
+    """Between the parts of a topic name."""
+    topic_transaction: str = Field("transaction", alias="topic.transaction", min_length=1)
+    """Last part of the transaction metadata topic's name (`<topic.prefix><topic.delimiter><this>`)."""
+    topic_naming_strategy: Literal["io.debezium.schema.SchemaTopicNamingStrategy",
+                                   "io.debezium.schema.DefaultTopicNamingStrategy",
+                                   "io.debezium.schema.DefaultUnicodeTopicNamingStrategy"] = Field(
+        "io.debezium.schema.SchemaTopicNamingStrategy", alias="topic.naming.strategy")
+    """How topic names are built from the prefix, schema and table (Debezium's class names)."""
     topic_heartbeat_prefix: str = Field("__debezium-heartbeat", alias="topic.heartbeat.prefix", min_length=1)
     """Heartbeat topic is <this>.<topic.prefix>."""
     # Connect's default is 60 s; pgcdc flushes every second so a restart replays at most ~1 s of events.
@@ -353,6 +362,10 @@ class ConnectorConfig(BaseModel):
             yield name, value
 
     # -- derived ----------------------------------------------------------------------------------
+    @property
+    def transaction_topic(self) -> str:
+        return f"{self.topic_prefix}{self.topic_delimiter}{self.topic_transaction}"
+
     def keeps_message(self, prefix: str) -> bool:
         """message.prefix.include.list / message.prefix.exclude.list (whole-prefix regexes)."""
         if self.message_prefix_include_list:

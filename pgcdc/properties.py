@@ -26,7 +26,7 @@ ACCEPTED_NOT_IMPLEMENTED: frozenset[str] = frozenset(
     errors.retry.timeout errors.retry.delay.max.ms errors.tolerance errors.log.enable errors.log.include.messages
     errors.deadletterqueue.topic.name errors.deadletterqueue.context.headers.enable
     custom.metric.tags notification.enabled.channels notification.sink.topic.name
-    topic.naming.strategy topic.delimiter topic.cache.size topic.transaction
+    topic.cache.size
     topic.creation.enable topic.creation.default.replication.factor topic.creation.default.partitions
     topic.creation.default.cleanup.policy topic.creation.default.compression.type topic.creation.groups
     offset.flush.timeout.ms

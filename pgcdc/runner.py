@@ -94,7 +94,8 @@ class Connector:
             key_schemas=c.key_converter_schemas_enable, value_schemas=c.value_converter_schemas_enable,
             placeholder=c.unavailable_value_placeholder, message_key_columns=c.message_key_columns,
             propagate_columns=c.column_propagate_source_type, propagate_datatypes=c.datatype_propagate_source_type,
-            column_rules=self._column_rules,
+            column_rules=self._column_rules, topic_delimiter=c.topic_delimiter,
+            topic_strategy=c.topic_naming_strategy,
         )
 
     def _table_lookup(self, catalog: Catalog, settings: EnvelopeSettings):  # type: ignore[no-untyped-def]
@@ -269,6 +270,7 @@ class Connector:
             key_schemas=c.key_converter_schemas_enable, value_schemas=c.value_converter_schemas_enable,
             resume=resume, context_headers=self.context_headers,
             message_filter=c.keeps_message if c.message_prefix_include_list or c.message_prefix_exclude_list else None,
+            transaction_topic=c.transaction_topic,
         )
         stack.callback(capture.streams.close)
         # flush.lsn.source=false: the offset is stored, but something else confirms the slot's position.

@@ -47,7 +47,8 @@ class ChangeCapture:
                  skipped_operations: frozenset[str], tombstones_on_delete: bool, transaction_metadata: bool,
                  key_schemas: bool = True, value_schemas: bool = True, resume: ResumePoint | None = None,
                  context_headers: list[tuple[str, bytes]] | None = None,
-                 message_filter: Callable[[str], bool] | None = None) -> None:
+                 message_filter: Callable[[str], bool] | None = None,
+                 transaction_topic: str | None = None) -> None:
         self.sink = sink
         self.message_filter = message_filter  # message.prefix.include/exclude.list: True keeps the prefix
         self.lookup = tables
@@ -62,7 +63,7 @@ class ChangeCapture:
         self.resume = resume
         self.headers = context_headers or []
         self.relations: dict[int, TableEvents | None] = {}
-        self.tx_topic = f"{topic_prefix}.transaction"
+        self.tx_topic = transaction_topic or f"{topic_prefix}.transaction"
         self.msg_topic = f"{topic_prefix}.message"
         self.tx_key = connect.Wrapper(TX_KEY_SCHEMA, key_schemas)
         self.tx_value = connect.Wrapper(TX_VALUE_SCHEMA, value_schemas)

@@ -379,4 +379,4 @@ def _prop(v: Any) -> str:
 
 
 def _kinds_by_topic(config: ConnectorConfig) -> dict[str, str]:
-    return {f"{config.topic_prefix}.transaction": "transaction", f"{config.topic_prefix}.message": "message"}
+    return {config.transaction_topic: "transaction", f"{config.topic_prefix}.message": "message"}

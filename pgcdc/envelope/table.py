@@ -15,6 +15,7 @@ from typing import Any
 
 from pgcdc.envelope import connect
 from pgcdc.envelope.columns import ColumnRules, declared_length
+from pgcdc.envelope.naming import SCHEMA_STRATEGY, data_topic
 from pgcdc.envelope.propagate import source_parameters, with_parameters
 from pgcdc.envelope.source import SOURCE_SCHEMA, TRANSACTION_SCHEMA
 from pgcdc.errors import ConversionError
@@ -39,6 +40,8 @@ class EnvelopeSettings:
     propagate_columns: tuple[str, ...] = ()  # column.propagate.source.type
     propagate_datatypes: tuple[str, ...] = ()  # datatype.propagate.source.type
     column_rules: ColumnRules | None = None  # column.include/exclude.list, mask, hash, truncate
+    topic_delimiter: str = "."
+    topic_strategy: str = SCHEMA_STRATEGY  # topic.naming.strategy
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +71,8 @@ class TableEvents:
                  settings: EnvelopeSettings) -> None:
         self.schema = schema
         self.table = table
-        self.topic = f"{settings.topic_prefix}.{schema}.{table}"
+        self.topic = data_topic(settings.topic_prefix, schema, table, delimiter=settings.topic_delimiter,
+                                strategy=settings.topic_strategy)
         self.collection = f"{schema}.{table}"
         converters: list[Converter] = []
         for c in columns:
@@ -122,7 +126,7 @@ class TableEvents:
         if missing:
             raise ConversionError(f"message.key.columns: table {schema}.{table} has no column {missing[0]!r}")
         self.key_index = tuple(self.names.index(k) for k in key_cols)
-        base = f"{settings.topic_prefix}.{schema}.{table}"
+        base = self.topic  # Debezium names the record schemas after the topic
         value_fields = [
             connect.field(c.name, with_parameters(conv.schema, source_parameters(
                 schema, table, c.name, c.base_type_name, c.type_modifier, settings.propagate_columns,
