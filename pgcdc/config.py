@@ -121,6 +121,9 @@ class ConnectorConfig(BaseModel):
     """Create the slot with failover so PostgreSQL 17+ syncs it to physical standbys."""
     flush_lsn_source: bool = Field(True, alias="flush.lsn.source")  # false: someone else confirms the slot
     """Confirm processed positions to the slot; false when another process confirms it."""
+    lsn_flush_mode: Literal["connector", "manual", "connector_and_driver"] = Field("connector",
+                                                                                 alias="lsn.flush.mode")
+    """Who confirms the slot's position: pgcdc (connector, connector_and_driver) or something else (manual)."""
     # After streaming started once, a lost connection (PostgreSQL or Kafka) restarts the connector after
     # retriable.restart.connector.wait.ms, at most errors.max.retries times in a row (-1: no limit).
     errors_max_retries: int = Field(-1, alias="errors.max.retries", ge=-1)
@@ -362,6 +365,11 @@ class ConnectorConfig(BaseModel):
             yield name, value
 
     # -- derived ----------------------------------------------------------------------------------
+    @property
+    def confirms_lsn(self) -> bool:
+        """flush.lsn.source=false or lsn.flush.mode=manual: offsets are stored, the slot is left alone."""
+        return self.flush_lsn_source and self.lsn_flush_mode != "manual"
+
     @property
     def transaction_topic(self) -> str:
         return f"{self.topic_prefix}{self.topic_delimiter}{self.topic_transaction}"

@@ -18,7 +18,7 @@ ACCEPTED_NOT_IMPLEMENTED: frozenset[str] = frozenset(
     signal.kafka.groupId signal.poll.interval.ms signal.file
     heartbeat.topics.prefix
     schema.refresh.mode schema.name.adjustment.mode field.name.adjustment.mode sanitize.field.names
-    slot.stream.params lsn.flush.mode
+    slot.stream.params
     xmin.fetch.interval.ms database.initial.statements database.tcpKeepAlive database.connectTimeoutMs
     database.sslfactory database.sslpassword
     max.queue.size max.queue.size.in.bytes max.batch.size poll.interval.ms

@@ -273,8 +273,8 @@ class Connector:
             transaction_topic=c.transaction_topic,
         )
         stack.callback(capture.streams.close)
-        # flush.lsn.source=false: the offset is stored, but something else confirms the slot's position.
-        return stream, capture, Checkpointer(sink, offsets, stream if c.flush_lsn_source else None)
+        # flush.lsn.source=false / lsn.flush.mode=manual: the offset is stored, something else confirms the slot.
+        return stream, capture, Checkpointer(sink, offsets, stream if c.confirms_lsn else None)
 
     def _snapshot_decision(self, stored: dict[str, Any] | None, existing: tuple[int, bool] | None
                            ) -> tuple[bool, bool]:

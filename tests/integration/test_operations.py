@@ -169,11 +169,12 @@ def test_slot_dropped_underneath_is_fatal_not_recreated(pg: PostgresCluster, dbn
     assert running.connector.health.state == "failed"
 
 
-def test_heartbeat_action_query_and_flush_lsn_source(pg: PostgresCluster, dbname: str) -> None:
+@pytest.mark.parametrize("manual", [{"flush.lsn.source": "false"}, {"lsn.flush.mode": "manual"}])
+def test_heartbeat_action_query_and_manual_lsn_flush(pg: PostgresCluster, dbname: str,
+                                                     manual: dict[str, str]) -> None:
     pg.execute("CREATE TABLE t (id int PRIMARY KEY); CREATE TABLE hb (at timestamptz)", dbname)
     config = make_config(pg, dbname, **{"heartbeat.interval.ms": "200",
-                                        "heartbeat.action.query": "INSERT INTO hb VALUES (now())",
-                                        "flush.lsn.source": "false"})
+                                        "heartbeat.action.query": "INSERT INTO hb VALUES (now())", **manual})
     slot = f"slot_{dbname}"
     sink = MemorySink()
     with Running(config, sink=sink) as running:
