@@ -6,6 +6,7 @@ so chunking and parallel reading are compared too.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +15,13 @@ import pytest
 from pgcdc.local import PostgresCluster
 from pgcdc.runner import Connector
 from pgcdc.sink.file import FileSink
+from pgcdc.sink.memory import MemorySink
 from tests.conformance.compare import compare, load
 from tests.conformance.oracle import run_oracle
 from tests.conformance import test_debezium_streaming as streaming
 from tests.conformance.test_debezium_streaming import run_both
-from tests.harness import make_config
+from tests.conformance.test_offsets_interop import debezium_run_config
+from tests.harness import Running, make_config, wait_for, wait_records
 
 SNAPSHOT_FIELDS = ("ts_ms", "ts_us", "ts_ns", "lsn", "sequence", "txId")
 
@@ -88,3 +91,52 @@ def test_snapshot_then_streaming_modes_match_debezium(pg: PostgresCluster, dbnam
     print(f"{mode}: {len(theirs)} Debezium records, {len(ours)} pgcdc records, {len(problems)} differences")
     assert any(r["value"] and r["value"]["payload"]["op"] == "c" for r in theirs)
     assert not problems, "\n".join(problems[:40])
+
+
+def handoff_props(pg: PostgresCluster, dbname: str, tmp_path: Path) -> dict[str, str]:
+    return {**pg.connection_properties(dbname), "name": "handoff", "topic.prefix": "dbserver1",
+            "slot.name": f"s_{dbname}", "publication.name": f"p_{dbname}", "snapshot.mode": "initial",
+            "offset.storage.file.filename": str(tmp_path / "offsets.dat")}
+
+
+def debezium_file_config(props: dict[str, str]) -> dict[str, Any]:
+    return {"name": props["name"], "config": {
+        **props, "offset.storage": "org.apache.kafka.connect.storage.FileOffsetBackingStore",
+        "offset.flush.interval.ms": "100"}}
+
+
+def ops(records: list[dict[str, Any]]) -> list[tuple[str, int]]:
+    return [(r["value"]["payload"]["op"], r["value"]["payload"]["after"]["id"]) for r in records if r["value"]]
+
+
+def test_debezium_streams_on_after_a_pgcdc_snapshot(pg: PostgresCluster, dbname: str, tmp_path: Path) -> None:
+    """pgcdc's completed-snapshot offset is Debezium's: Debezium takes no snapshot and streams what follows."""
+    pg.execute("CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t SELECT generate_series(1, 5)", dbname)
+    props = handoff_props(pg, dbname, tmp_path)
+    sink = MemorySink()
+    with Running(make_config(pg, dbname, **{**props, **PGCDC_ONLY, "offset.storage": "file"}), sink=sink):
+        wait_records(sink, 5)
+    assert ops(sink.records) == [("r", i) for i in range(1, 6)]
+    pg.execute("INSERT INTO t VALUES (6)", dbname)
+    theirs = debezium_run_config(pg, dbname, debezium_file_config(props), props["slot.name"],
+                                 tmp_path / "dbz.jsonl", ["INSERT INTO t VALUES (7)"], 2)
+    assert ops(theirs) == [("c", 6), ("c", 7)]
+
+
+def test_debezium_starts_over_from_a_pgcdc_snapshot_in_progress(pg: PostgresCluster, dbname: str,
+                                                                 tmp_path: Path) -> None:
+    """Given pgcdc's offset from the middle of a snapshot, Debezium (which ignores pgcdc's cursor field) takes
+    the whole snapshot again, then streams: nothing lost."""
+    pg.execute("CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t SELECT generate_series(1, 30000)", dbname)
+    props = handoff_props(pg, dbname, tmp_path)
+    connector = Connector(make_config(pg, dbname, **{
+        **props, "offset.storage": "file", "pgcdc.snapshot.chunk.rows": "1000", "offset.flush.interval.ms": "20"}),
+        sink=MemorySink())
+    runner = threading.Thread(target=connector.run)
+    runner.start()
+    wait_for(lambda: connector.snapshot_metrics.rows > 5000, 60, "part of the snapshot")
+    connector.stop()
+    runner.join(60)
+    theirs = debezium_run_config(pg, dbname, debezium_file_config(props), props["slot.name"],
+                                 tmp_path / "dbz.jsonl", ["INSERT INTO t VALUES (30001)"], 30001)
+    assert sorted(ops(theirs)) == sorted([("r", i) for i in range(1, 30001)] + [("c", 30001)])
