@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from pgcdc.envelope.jsontext import jackson
+from pgcdc.envelope.jsontext import jackson, needs_jackson
 
 _ORDER = ("type", "fields", "items", "keys", "values", "optional", "name", "version", "doc", "parameters",
           "default", "field")
@@ -57,7 +57,7 @@ class Wrapper:
 
     def __call__(self, payload: Any) -> bytes:
         body = orjson.dumps(payload)
-        if not body.isascii() or b"\\u00" in body:  # rare; see jsontext
+        if needs_jackson(body):  # rare; see jsontext
             body = jackson(body)
         if self.with_schema:
             return self.prefix + body + b"}"

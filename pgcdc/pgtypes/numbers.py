@@ -8,7 +8,7 @@ chooses, so we only re-layout the digits; no binary float conversion is needed.
 from __future__ import annotations
 
 import base64
-from decimal import Decimal, InvalidOperation
+from decimal import MAX_EMAX, MIN_EMIN, ROUND_HALF_EVEN, Context, Decimal, InvalidOperation
 from typing import Any
 
 import orjson
@@ -81,7 +81,13 @@ def parse_numeric(text: str) -> Decimal | None:
 
 
 def unscaled(d: Decimal, scale: int) -> int:
-    return int(d.scaleb(scale).to_integral_value())
+    """d * 10**scale as an integer (half-even when d has more fraction digits), exactly: the default decimal
+    context rounds to 28 digits, and int(str) refuses more than 4300 digits."""
+    _, digits, exp = d.as_tuple()
+    assert isinstance(exp, int)
+    context = Context(prec=len(digits) + max(exp + scale, 0) + 1, rounding=ROUND_HALF_EVEN, Emax=MAX_EMAX,
+                      Emin=MIN_EMIN)
+    return int(d.scaleb(scale, context).to_integral_value(context=context))
 
 
 _ZERO = orjson.Fragment(b"0.0")

@@ -229,3 +229,38 @@ def test_json_bytes_of_tricky_strings_match_jackson(pg: PostgresCluster, dbname:
     for i, (a, b) in enumerate(zip(raw_ours, raw_theirs)):
         assert a[0] == b[0], f"record {i} key bytes differ:\n{a[0]!r}\n{b[0]!r}"
         assert a[1] == b[1], f"record {i} value bytes differ:\n{a[1][-600:]!r}\n{b[1][-600:]!r}"
+
+
+# -- 1 MB TOASTed values ---------------------------------------------------------------------------------------
+TOAST_SETUP = (
+    "CREATE EXTENSION hstore; CREATE EXTENSION postgis;"
+    "CREATE TABLE big (id int PRIMARY KEY, n int, t text, vc varchar, by bytea, jb jsonb, js json, x xml,"
+    " at text[], ai int[], tv tsvector, hs hstore, vb varbit, g geometry, pa path, nu numeric);"
+    "ALTER TABLE big ALTER COLUMN t SET STORAGE EXTERNAL, ALTER COLUMN by SET STORAGE EXTERNAL"
+)
+MB = 1 << 20
+TOAST_INSERT = (
+    "INSERT INTO big SELECT 1, 0, s, s, convert_to(s, 'UTF8'), jsonb_build_object('k', s), json_build_object('k', s),"
+    f" xmlelement(name a, s), ARRAY[s, 'x'], (SELECT array_agg(g) FROM generate_series(1, {MB // 8}) g),"
+    " to_tsvector('simple', (SELECT string_agg('w' || g, ' ') FROM generate_series(1, 60000) g)),"
+    " hstore('k', s), (SELECT string_agg((g % 2)::text, '')::varbit FROM generate_series(1, 8 * 1024 * 256) g),"
+    " (SELECT ST_MakeLine(ARRAY(SELECT ST_MakePoint(g, g) FROM generate_series(1, 40000) g))),"
+    " (SELECT ('[' || string_agg('(' || g || ',' || g || ')', ',') || ']')::path FROM generate_series(1, 40000) g),"
+    " (SELECT (string_agg((g % 10)::text, '') || '.5')::numeric FROM generate_series(1, 100000) g)"
+    f" FROM (SELECT string_agg(md5(g::text), '') AS s FROM generate_series(1, {MB // 32}) g) src"
+)
+TOAST_WORKLOAD = [
+    TOAST_INSERT,
+    "UPDATE big SET n = 1",
+    "UPDATE big SET n = 2, t = 'short'",
+    "DELETE FROM big",
+]
+
+
+@pytest.mark.parametrize("identity", ["DEFAULT", "FULL"])
+def test_one_megabyte_toasted_values_of_every_type(pg: PostgresCluster, dbname: str, tmp_path: Path,
+                                                    identity: str) -> None:
+    require_postgis(pg)
+    ours, theirs = run_both(pg, dbname, tmp_path, TOAST_SETUP + f"; ALTER TABLE big REPLICA IDENTITY {identity}",
+                            {"include.unknown.datatypes": "true", "hstore.handling.mode": "map"}, TOAST_WORKLOAD)
+    check(ours, theirs, f"1 MB TOAST, REPLICA IDENTITY {identity}")

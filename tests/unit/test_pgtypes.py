@@ -101,3 +101,16 @@ def test_iso_utc_fast_path_agrees_with_slow_path(us: int) -> None:
     mm, ss = divmod(rem, 60)
     expected = f"{temporal._far_date(days)}T{hh:02d}:{mm:02d}:{ss:02d}.{micros:06d}Z"
     assert iso_utc(us) == expected
+
+
+@pytest.mark.parametrize(("text", "scale", "expected"), [
+    ("123456789012345678901234567890.123456789", 9, 123456789012345678901234567890123456789),
+    ("-0.01", 2, -1), ("1.25", 1, 12), ("0.00", 2, 0), ("-100", 0, -100),
+    ("9" * 5000 + ".5", 1, 10**5001 - 5),
+], ids=["39 digits", "-0.01", "1.25", "0.00", "-100", "5001 digits"])
+def test_unscaled_is_exact_beyond_28_and_4300_digits(text: str, scale: int, expected: int) -> None:
+    from decimal import Decimal
+
+    from pgcdc.pgtypes.numbers import unscaled
+
+    assert unscaled(Decimal(text), scale) == expected

@@ -50,6 +50,8 @@ class Scenario:
     steps: list[Step]
     props: dict[str, str] = field(default_factory=dict)
     snapshot_records: int = 0  # > 0: Debezium snapshots (and creates its slot) before the steps run
+    text_of: str = ""  # a table whose columns (catalog view) and final rows as PostgreSQL text go to .pgtext.json
+    folder: Path = HERE  # where its files go
 
 
 TYPES_TABLE = """CREATE TABLE public.t_types (
@@ -200,6 +202,39 @@ SCENARIOS = [
 ]
 
 
+def insert_steps(table: str, workload: list[str]) -> list[Step]:
+    return [Step(f"insert into {table}, row {i}", [stmt]) for i, stmt in enumerate(workload, 1)]
+
+
+def more_scenarios() -> list[Scenario]:
+    """Types compared in tests/conformance/test_types_more.py, captured for tests/unit/test_types_golden.py.
+    Their files go to types/, next to the others."""
+    from tests.conformance import test_types_more as more
+
+    scenarios = [
+        Scenario("types_geometric", "line, lseg, box, path, polygon, circle and their arrays with "
+                 "include.unknown.datatypes=true (pgjdbc text as bytes); point[] is left out.",
+                 [more.GEO_SETUP], insert_steps("geo", more.inserts(more.GEO_WORKLOAD)),
+                 {"include.unknown.datatypes": "true"}, text_of="geo"),
+        Scenario("types_postgis", "PostGIS geometry and geography, their arrays, with and without SRID.",
+                 more.GIS_SETUP.split(";"), insert_steps("gis", more.inserts(more.GIS_WORKLOAD)), text_of="gis"),
+        Scenario("types_bc", "Dates and timestamps before the Common Era and the Gregorian calendar "
+                 "(time.precision.mode=adaptive), and arrays of them.", [more.BC_SETUP],
+                 insert_steps("bc", more.BC_WORKLOAD), text_of="bc"),
+        Scenario("types_bc_isostring", "The types_bc rows with time.precision.mode=isostring.", [more.BC_SETUP],
+                 insert_steps("bc", more.BC_WORKLOAD), {"time.precision.mode": "isostring"}, text_of="bc"),
+        Scenario("json_text", "Strings whose JSON text differs between JSON writers: characters outside the "
+                 "BMP (in values, a key, a column name, a message prefix), control characters, U+2028, '/'.",
+                 [more.UNI_SETUP], [Step(f"statement {i}", [stmt]) for i, stmt in enumerate(more.UNI_WORKLOAD, 1)]),
+    ]
+    for sc in scenarios:
+        sc.folder = HERE / "types"
+    return scenarios
+
+
+SCENARIOS += more_scenarios()
+
+
 def config(sc: Scenario, pg: PostgresCluster | None, offsets: str) -> dict[str, Any]:
     conn = pg.connection_properties(sc.name) if pg else {
         "database.hostname": "<host>", "database.port": "<port>", "database.user": "postgres",
@@ -250,11 +285,34 @@ def capture(pg: PostgresCluster, sc: Scenario, work: Path) -> float:
         t0 = time.monotonic()
         run_oracle(cfg, out, idle_timeout=4, timeout=180)
     elapsed = time.monotonic() - t0
-    (HERE / f"{sc.name}.jsonl").write_bytes(out.read_bytes())
+    sc.folder.mkdir(exist_ok=True)
+    (sc.folder / f"{sc.name}.jsonl").write_bytes(out.read_bytes())
     lines = [f"{kind}: {raw.decode()}" for k, v in decode(offsets.read_bytes()).items()
              for kind, raw in (("key", k), ("value", v))]
-    (HERE / f"{sc.name}.offsets.txt").write_text("\n".join(lines) + "\n")
+    (sc.folder / f"{sc.name}.offsets.txt").write_text("\n".join(lines) + "\n")
+    if sc.text_of:
+        (sc.folder / f"{sc.name}.pgtext.json").write_text(json.dumps(table_text(pg, sc.name, sc.text_of),
+                                                                 ensure_ascii=False, indent=1) + "\n")
     return elapsed
+
+
+def table_text(pg: PostgresCluster, dbname: str, table: str) -> dict[str, Any]:
+    """Columns as pgcdc's catalog sees them and every row's values as PostgreSQL's output text (what pgoutput
+    sends), for unit tests that convert them and compare with Debezium's record."""
+    from pgcdc.source.catalog import Catalog
+
+    with psycopg.connect(pg.dsn(dbname), autocommit=True) as conn:
+        conn.execute("SET TimeZone = 'UTC'")  # pgoutput writes in the server's zone, UTC in our clusters
+        oid = conn.execute("SELECT %s::regclass::oid", [f"public.{table}"]).fetchone()
+        assert oid is not None
+        info = Catalog(conn).table(oid[0])
+        assert info is not None
+        cols = ", ".join(f'"{c.name}"::text' for c in info.columns)
+        rows = conn.execute(f"SELECT {cols} FROM public.{table} ORDER BY 1").fetchall()
+    return {"table": table, "columns": [{"name": c.name, "type_name": c.type_name, "base_type_name": c.base_type_name,
+                                         "type_modifier": c.type_modifier, "not_null": c.not_null,
+                                         "enum_labels": c.enum_labels} for c in info.columns],
+            "rows": [list(r) for r in rows]}
 
 
 def wait(cond: Any, proc: Any, timeout: float = 120) -> None:
@@ -304,6 +362,9 @@ the workloads below, on PostgreSQL {pg_version}. Regenerate all of them with
   ...]}}`, key/value/header values being the JSON text Debezium's JsonConverter produced.
 - `<scenario>.offsets.txt`: the Kafka Connect offset entry Debezium stored at the end (decoded from
   FileOffsetBackingStore's Java-serialized map): the exact key and value JSON strings.
+- `types/<scenario>.*`: the same for the scenarios from `types_geometric` on, plus `<scenario>.pgtext.json`
+  (the table's columns as pgcdc's catalog reads them and its rows as PostgreSQL's output text) for
+  `tests/unit/test_types_golden.py`.
 
 Every scenario runs on a fresh database named after it with its own slot `slot_<scenario>`. Except for
 `snapshot`, the publication (`CREATE PUBLICATION dbz_publication FOR ALL TABLES`) and the slot
@@ -320,7 +381,7 @@ value, or the `status` of a transaction metadata record (`BEGIN`, `END`); `step`
 def readme(pg_version: str, version: str, done: list[Scenario]) -> str:
     parts = [INTRO.format(pg_version=pg_version, version=version)]
     for sc in done:
-        recs = read_records(HERE / f"{sc.name}.jsonl")
+        recs = read_records(sc.folder / f"{sc.name}.jsonl")
         parts.append(f"## {sc.name}\n\n{sc.about}\n\nConfig (connection values vary):\n\n```json\n"
                      f"{json.dumps(config(sc, None, f'{sc.name}.offsets.dat'), indent=2)}\n```\n\nSetup:\n\n"
                      "```sql\n" + ";\n".join(sc.setup) + ";\n```\n")
@@ -344,11 +405,13 @@ def main(names: list[str]) -> None:
         pg_version = pg.execute("SHOW server_version")[0][0]
         for sc in chosen:
             elapsed = capture(pg, sc, Path(tmp))
-            print(f"{sc.name}: {len(read_records(HERE / f'{sc.name}.jsonl'))} records, Debezium run {elapsed:.1f} s")
+            count = len(read_records(sc.folder / f"{sc.name}.jsonl"))
+            print(f"{sc.name}: {count} records, Debezium run {elapsed:.1f} s")
     if names:  # a partial run keeps the README of the others: regenerate it all to refresh the whole README
         print("README.md not rewritten (partial run)")
         return
-    versions = {payload(r)["source"]["version"] for sc in SCENARIOS for r in read_records(HERE / f"{sc.name}.jsonl")
+    versions = {payload(r)["source"]["version"] for sc in SCENARIOS
+                for r in read_records(sc.folder / f"{sc.name}.jsonl")
                 if payload(r) and "source" in (payload(r) or {})}
     (HERE / "README.md").write_text(readme(pg_version, ", ".join(sorted(versions)), SCENARIOS))
 
