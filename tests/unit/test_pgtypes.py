@@ -114,3 +114,36 @@ def test_unscaled_is_exact_beyond_28_and_4300_digits(text: str, scale: int, expe
     from pgcdc.pgtypes.numbers import unscaled
 
     assert unscaled(Decimal(text), scale) == expected
+
+
+def test_a_value_that_cannot_be_converted_names_table_column_type_and_lsn() -> None:
+    from pgcdc.envelope.table import ColumnSpec, EnvelopeSettings, TableEvents
+    from pgcdc.errors import ConversionError
+    from pgcdc.pgtypes import Modes
+
+    columns = [ColumnSpec("id", "integer", "int4", -1, True), ColumnSpec("b", "bytea", "bytea", -1, False)]
+    events = TableEvents("public", "t", columns, ("id",), EnvelopeSettings("p", Modes()))
+    with pytest.raises(ConversionError) as err:
+        events.row(["1", "escape-format"], 0x16_B374D848)  # bytea_output=escape is not what pgcdc reads
+    assert "public.t.b (bytea)" in str(err.value) and "at LSN 16/B374D848" in str(err.value)
+
+
+def test_an_unknown_type_is_left_out_unless_include_unknown_datatypes() -> None:
+    from pgcdc.envelope.table import ColumnSpec, EnvelopeSettings, TableEvents
+    from pgcdc.pgtypes import Modes
+
+    columns = [ColumnSpec("id", "integer", "int4", -1, True), ColumnSpec("q", "tsquery", "tsquery", -1, False)]
+    dropped = TableEvents("public", "t", columns, ("id",), EnvelopeSettings("p", Modes()))
+    assert dropped.names == ("id",) and dropped.row(["1", "'a'"], 0) == {"id": 1}
+    kept = TableEvents("public", "t", columns, ("id",), EnvelopeSettings("p", Modes(include_unknown=True)))
+    assert kept.row(["1", "'a'"], 0) == {"id": 1, "q": "J2En"}
+
+
+def test_a_type_debezium_maps_but_pgcdc_does_not_stops_with_the_table_and_column() -> None:
+    from pgcdc.envelope.table import ColumnSpec, EnvelopeSettings, TableEvents
+    from pgcdc.errors import ConversionError
+    from pgcdc.pgtypes import Modes
+
+    columns = [ColumnSpec("id", "integer", "int4", -1, True), ColumnSpec("v", "vector(3)", "vector", 3, False)]
+    with pytest.raises(ConversionError, match=r"table public\.t: column 'v': type vector\(3\) \(vector\)"):
+        TableEvents("public", "t", columns, ("id",), EnvelopeSettings("p", Modes(include_unknown=True)))
