@@ -121,6 +121,8 @@ class ConnectorConfig(BaseModel):
     """Create the slot with failover so PostgreSQL 17+ syncs it to physical standbys."""
     flush_lsn_source: bool = Field(True, alias="flush.lsn.source")  # false: someone else confirms the slot
     """Confirm processed positions to the slot; false when another process confirms it."""
+    pgcdc_offset_behind_slot: Literal["fail", "warn"] = Field("fail", alias="pgcdc.offset.behind.slot")
+    """A stored offset behind the slot's confirmed position: stop with an error, or warn and stream on."""
     lsn_flush_mode: Literal["connector", "manual", "connector_and_driver"] = Field("connector",
                                                                                  alias="lsn.flush.mode")
     """Who confirms the slot's position: pgcdc (connector, connector_and_driver) or something else (manual)."""

@@ -230,6 +230,8 @@ class Connector:
         stack.callback(catalog.close)
         tables = self._table_lookup(catalog, self._settings())
         wants_snapshot, streams = self._snapshot_decision(stored, existing)
+        if existing is not None and stored and not wants_snapshot and not snapshot_in_progress(stored):
+            self._check_offset_against_slot(stored, existing[0])
         catch_up_from: int | None = None  # no exported snapshot: the stream position the rows must precede
         progress = SnapshotProgress.from_offset(stored) if stored else None
         if existing is None:
@@ -382,6 +384,19 @@ class Connector:
                 checkpointer.checkpoint(capture.position)
                 next_flush = now + interval
 
+
+    def _check_offset_against_slot(self, stored: dict[str, Any], confirmed: int) -> None:
+        """A stored position behind the slot's confirmed one: the changes in between cannot be read again."""
+        c = self.config
+        at = max(int(stored.get(k) or 0) for k in ("lsn", "lsn_proc", "lsn_commit"))
+        if at >= confirmed:
+            return
+        text = (f"stored offset {format_lsn(at)} is {confirmed - at} bytes behind slot {c.slot_name!r} "
+                f"(confirmed {format_lsn(confirmed)}): changes in between are no longer in the slot")
+        if c.pgcdc_offset_behind_slot == "fail":
+            raise SourceError(f"{text}; snapshot.mode=when_needed takes a new snapshot, "
+                              f"pgcdc.offset.behind.slot=warn streams on from the slot")
+        log.warning("%s; streaming on from the slot (pgcdc.offset.behind.slot=warn)", text)
 
     def _heartbeat_action(self) -> None:
         """heartbeat.action.query: a write to the captured database, so an idle one produces WAL to confirm."""
