@@ -83,8 +83,10 @@ def _plan(changes: TableChanges, state: TableState) -> tuple[T.StructType, Table
     """The table's schema after this batch, the new state, and whether the schema changed."""
     current = T.StructType.fromJson(json.loads(state.schema)) if state.schema else None
     new = TableState(**asdict(state))
-    new.keys = changes.keys
-    if current is None or changes.schema_pos > state.schema_pos:
+    new.keys = changes.keys or state.keys
+    if not changes.schema.fields:  # a truncate-only batch
+        schema = current or changes.schema
+    elif current is None or changes.schema_pos > state.schema_pos:
         new.schema, new.schema_pos = json.dumps(changes.schema.jsonValue()), changes.schema_pos
         schema = changes.schema
     else:
@@ -94,11 +96,11 @@ def _plan(changes: TableChanges, state: TableState) -> tuple[T.StructType, Table
     return schema, new, current is not None and current != schema
 
 
-def _batch_rows(changes: TableChanges, schema: T.StructType, truncate_pos: str) -> DataFrame:
+def _batch_rows(changes: TableChanges, schema: T.StructType, state: TableState) -> DataFrame:
     rows = _align(changes.rows.drop(OP), schema)
-    if truncate_pos:
-        rows = rows.filter(F.col(POS) > F.lit(truncate_pos))
-    return _latest_per_key(rows, changes.keys)
+    if state.truncate_pos:
+        rows = rows.filter(F.col(POS) > F.lit(state.truncate_pos))
+    return _latest_per_key(rows, state.keys)
 
 
 def apply_parquet(spark: SparkSession, changes: TableChanges, path: str | os.PathLike[str]) -> None:
@@ -106,12 +108,15 @@ def apply_parquet(spark: SparkSession, changes: TableChanges, path: str | os.Pat
     path = Path(path)
     state = _load_state(path)
     schema, new, _changed = _plan(changes, state)
-    batch = _batch_rows(changes, schema, new.truncate_pos)
+    if not schema.fields:  # a truncate of a table not seen yet: remember it
+        _save_state(path, new)
+        return
+    batch = _batch_rows(changes, schema, new)
     if state.version:
         existing = _align(spark.read.parquet(str(path / f"v{state.version}")), schema)
         if new.truncate_pos:
             existing = existing.filter(F.col(POS) > F.lit(new.truncate_pos))
-        batch = _latest_per_key(existing.unionByName(batch), changes.keys)
+        batch = _latest_per_key(existing.unionByName(batch), new.keys)
     new.version = state.version + 1
     out = path / f"v{new.version}"
     if out.exists():
@@ -133,7 +138,10 @@ def apply_delta(spark: SparkSession, changes: TableChanges, path: str | os.PathL
     path = Path(path)
     state = _load_state(path)
     schema, new, changed = _plan(changes, state)
-    batch = _batch_rows(changes, schema, new.truncate_pos).toArrow()
+    if not schema.fields:
+        _save_state(path, new)
+        return
+    batch = _batch_rows(changes, schema, new).toArrow()
     exists = DeltaTable.is_deltatable(str(path))
     if not exists:
         write_deltalake(str(path), batch, mode="overwrite")
@@ -148,7 +156,7 @@ def apply_delta(spark: SparkSession, changes: TableChanges, path: str | os.PathL
         current = _read_delta(spark, path, state)
         write_deltalake(str(path), _align(current, schema).toArrow(), mode="overwrite", schema_mode="overwrite")
         table = DeltaTable(str(path))
-    predicate = " AND ".join(f"t.{_quote(k)} = s.{_quote(k)}" for k in changes.keys)
+    predicate = " AND ".join(f"t.{_quote(k)} = s.{_quote(k)}" for k in new.keys)
     (table.merge(batch, predicate=predicate, source_alias="s", target_alias="t")
      .when_matched_update_all(predicate=f"s.{POS} > t.{POS}")
      .when_not_matched_insert_all()

@@ -35,8 +35,7 @@ QUARANTINE_SCHEMA = T.StructType([
     T.StructField("value", T.BinaryType()), T.StructField("reason", T.StringType()),
 ])
 
-_PROBE = ("struct<schema: string, payload: struct<op: string, "
-          "source: struct<lsn: bigint, snapshot: string>>>")
+_PROBE = "struct<schema: string, payload: struct<op: string, source: struct<lsn: bigint>>>"
 _KEY_PROBE = "struct<schema: string, payload: string>"
 
 
@@ -79,7 +78,6 @@ def decode_changes(raw: DataFrame, options: DecodeOptions | None = None,
         "*",
         F.xxhash64("v.schema").alias("vh"), F.xxhash64("k.schema").alias("kh"),
         F.col("v.payload.op").alias("op"), F.col("v.payload.source.lsn").alias("lsn"),
-        F.col("v.payload.source.snapshot").alias("snapshot"),
     )
     reason = (
         F.when(F.lit(topics is not None) & ~F.col("topic").isin(*(sorted(topics or ()))), F.lit("unknown topic"))
@@ -94,17 +92,24 @@ def decode_changes(raw: DataFrame, options: DecodeOptions | None = None,
         .when((F.col("op") != "t") & F.col("k.payload").isNull(),
               F.lit("no key: table without primary key or malformed key"))
     )
-    base = base.withColumn("reason", reason).persist()
+    # Cached for the passes below; the schema texts are not kept (a sample record per version is enough).
+    base = base.select("topic", "partition", "offset", "key", "value", "vh", "kh", "op", "lsn",
+                       reason.alias("reason")).persist()
     bad = base.filter(F.col("reason").isNotNull()).select("topic", "partition", "offset", "key", "value", "reason")
     good = base.filter(F.col("reason").isNull())
 
     versions = (good.groupBy("topic", "vh", "kh")
-                .agg(F.first("v.schema").alias("vs"), F.first("k.schema").alias("ks"),
-                     F.max(_pos(F.col("lsn"), 1, F.col("partition"), F.col("offset"))).alias("newest"))
+                .agg(F.first("value").alias("sample_value"), F.first("key").alias("sample_key"),
+                     F.max(_pos(F.col("lsn"), 1, F.col("partition"), F.col("offset"))).alias("newest"),
+                     F.max(F.when(F.col("op") == "t", _pos(F.col("lsn"), 1, F.col("partition"), F.col("offset"))))
+                     .alias("truncate"))
                 .collect())
-    by_topic: dict[str, list[Any]] = {}
+    by_topic: dict[str, list[dict[str, Any]]] = {}
     for row in versions:
-        by_topic.setdefault(row["topic"], []).append(row)
+        version = row.asDict()
+        version["vs"] = _schema_text(version.pop("sample_value"))
+        version["ks"] = _schema_text(version.pop("sample_key"))
+        by_topic.setdefault(row["topic"], []).append(version)
 
     decoded = Decoded()
     quarantined = [bad]
@@ -121,10 +126,16 @@ def decode_changes(raw: DataFrame, options: DecodeOptions | None = None,
     return decoded
 
 
+def _schema_text(record: bytes | bytearray | None) -> str | None:
+    if record is None:
+        return None
+    schema = json.loads(bytes(record)).get("schema")
+    return None if schema is None else json.dumps(schema)
+
+
 def _decode_table(good: DataFrame, topic: str, versions: list[Any],
                   options: DecodeOptions) -> tuple[TableChanges | None, DataFrame | None]:
     rows_here = good.filter(F.col("topic") == topic)
-    truncates = rows_here.filter(F.col("op") == "t")
     value_versions = [v for v in versions if v["vs"] is not None]
     # The table's newest value schema; truncate-only versions carry no row schema.
     row_versions = []
@@ -133,8 +144,14 @@ def _decode_table(good: DataFrame, topic: str, versions: list[Any],
         if after is not None and v["ks"] is not None:
             row_versions.append((v, after))
     newest = max((v["newest"] for v in versions), default="")
+    t_pos = max((v["truncate"] for v in versions if v["truncate"]), default=None)
     if not row_versions:
-        return None, None
+        if t_pos is None:
+            return None, None
+        # Only a truncate of this table in the batch: no row schema; the target keeps its own.
+        empty = good.limit(0).select(F.lit(None).cast("string").alias(POS), F.lit(False).alias(DELETED),
+                                     F.lit(None).cast("string").alias(OP))
+        return TableChanges(topic, (), T.StructType([]), empty, "", t_pos), None
     latest_v, latest_after = max(row_versions, key=lambda p: p[0]["newest"])
     latest = row_codec(latest_after, options)
     keys = tuple(f["field"] for f in json.loads(latest_v["ks"]).get("fields", []))
@@ -202,8 +219,7 @@ def _decode_table(good: DataFrame, topic: str, versions: list[Any],
     rows = union.filter(F.col("__error").isNull()).select(*data_names, *META)
     schema = T.StructType([latest.typed[n] if n in latest.names else _key_field(keys, n, versions, options)
                            for n in data_names])
-    t_pos = truncates.agg(F.max(_pos(F.col("lsn"), 1, F.col("partition"), F.col("offset")))).first()
-    return (TableChanges(topic, keys, schema, rows, newest, t_pos[0] if t_pos else None), bad_rows)
+    return TableChanges(topic, keys, schema, rows, newest, t_pos), bad_rows
 
 
 def _key_field(keys: tuple[str, ...], name: str, versions: list[Any], options: DecodeOptions) -> T.StructField:

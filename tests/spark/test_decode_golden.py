@@ -114,32 +114,14 @@ def plain(v: Any) -> Any:
     return v
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS)
-def test_golden_capture_decodes_like_the_reference(spark: SparkSession, scenario: str) -> None:
-    options = DecodeOptions()
-    records = [json.loads(line) for line in (DATA / f"{scenario}.jsonl").read_text().splitlines()]
+@pytest.fixture(scope="module")
+def golden(spark: SparkSession) -> dict[str, Any]:
+    """All captures decoded in one batch (topics prefixed with the scenario), collected once."""
+    records = {s: [json.loads(line) for line in (DATA / f"{s}.jsonl").read_text().splitlines()] for s in SCENARIOS}
     rows = [(json.dumps(r["key"]).encode() if r["key"] is not None else None,
              json.dumps(r["value"]).encode() if r["value"] is not None else None,
-             r["topic"], 0, i, None, 0) for i, r in enumerate(records)]
-    decoded = decode_changes(spark.createDataFrame(rows, RAW), options)
-
-    expected: dict[tuple[str, int], dict[str, Any]] = {}
-    unrepresentable: set[tuple[str, int]] = set()
-    schemaless: set[tuple[str, int]] = set()
-    for i, r in enumerate(records):
-        value = r["value"]
-        if value is not None and "schema" not in value:
-            schemaless.add((r["topic"], i))
-            continue
-        if not value or value["payload"].get("op") not in ("c", "u", "d", "r") or r["key"] is None:
-            continue
-        fields = {f["field"]: f for f in value["schema"]["fields"]}
-        image = "before" if value["payload"]["op"] == "d" else "after"
-        try:
-            expected[(r["topic"], i)] = reference(fields[image], value["payload"][image], options)
-        except Unrepresentable:
-            unrepresentable.add((r["topic"], i))
-
+             f"{s}:{r['topic']}", 0, i, None, 0) for s, recs in records.items() for i, r in enumerate(recs)]
+    decoded = decode_changes(spark.createDataFrame(rows, RAW), DecodeOptions())
     got: dict[tuple[str, int], dict[str, Any]] = {}
     for topic, table in decoded.tables.items():
         for row in table.rows.collect():
@@ -148,11 +130,35 @@ def test_golden_capture_decodes_like_the_reference(spark: SparkSession, scenario
             offset = int(row["__pgcdc_pos"][-16:], 16)
             got[(topic, offset)] = {k: plain(v) for k, v in row.asDict().items() if not k.startswith("__pgcdc")}
     quarantined = {(r["topic"], r["offset"]): r["reason"] for r in decoded.quarantine.collect()}
+    return {"records": records, "got": got, "quarantined": quarantined}
 
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_golden_capture_decodes_like_the_reference(golden: dict[str, Any], scenario: str) -> None:
+    options = DecodeOptions()
+    expected: dict[tuple[str, int], dict[str, Any]] = {}
+    unrepresentable: set[tuple[str, int]] = set()
+    schemaless: set[tuple[str, int]] = set()
+    for i, r in enumerate(golden["records"][scenario]):
+        value, topic = r["value"], f"{scenario}:{r['topic']}"
+        if value is not None and "schema" not in value:
+            schemaless.add((topic, i))
+            continue
+        if not value or value["payload"].get("op") not in ("c", "u", "d", "r") or r["key"] is None:
+            continue
+        fields = {f["field"]: f for f in value["schema"]["fields"]}
+        image = "before" if value["payload"]["op"] == "d" else "after"
+        try:
+            expected[(topic, i)] = reference(fields[image], value["payload"][image], options)
+        except Unrepresentable:
+            unrepresentable.add((topic, i))
+
+    got = {k: v for k, v in golden["got"].items() if k[0].startswith(f"{scenario}:")}
+    quarantined = {k: v for k, v in golden["quarantined"].items() if k[0].startswith(f"{scenario}:")}
     assert {k for k, v in quarantined.items() if v.startswith("cannot represent")} == unrepresentable
     assert {k for k, v in quarantined.items() if "schemas.enable" in v} == schemaless
     assert set(got) == set(expected)
     for key, want in expected.items():
-        # delete images carry only the key (and fallbacks) under REPLICA IDENTITY DEFAULT; compare all fields
-        # the newest schema of the table has (older versions' fields are aligned to it)
+        # delete images carry only the key (and fallbacks) under REPLICA IDENTITY DEFAULT; compare the fields
+        # the table's newest schema has (older versions' fields are aligned to it)
         assert {k: got[key][k] for k in want if k in got[key]} == {k: v for k, v in want.items() if k in got[key]}, key
