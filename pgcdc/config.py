@@ -418,6 +418,8 @@ class ConnectorConfig(BaseModel):
                 params[key] = getattr(self, attr)
         if replication:
             params["replication"] = "database"
+            # Values are decoded in this session: UTC makes timestamptz text the fast path of its converter.
+            params["options"] = "-c TimeZone=UTC"
         return params
 
     def producer_config(self) -> dict[str, str]:

@@ -129,6 +129,10 @@ def _numeric(c: ColumnLike, m: Modes) -> Converter:
                 scale=str(scale), **{"connect.decimal.precision": str(precision)})
 
     def fixed(text: str) -> Any:
+        # PostgreSQL writes numeric(p,s) with exactly s fraction digits: the digits are the unscaled value.
+        ip, _, fp = text.partition(".")
+        if len(fp) == scale and ip[-1:].isdigit():
+            return numbers.decimal_bytes(int(ip + fp))
         d = numbers.parse_numeric(text)
         return None if d is None else numbers.decimal_bytes(numbers.unscaled(d, scale))
 
@@ -220,7 +224,14 @@ def _timestamp(c: ColumnLike, m: Modes) -> Converter:
 def _timestamptz(c: ColumnLike, m: Modes) -> Converter:
     digits = _precision(c)
 
+    pad = "." + "0" * digits if digits > 0 else ""
+
     def convert(t: str) -> str:
+        # Fast path: 'YYYY-MM-DD HH:MM:SS[.ffffff]+00' (the replication session runs in UTC) is already the
+        # answer once reshaped: 'T', the fraction padded to the column's precision, 'Z'.
+        if t[-3:] == "+00" and t[4:5] == "-" and t[10:11] == " " and t[13:14] == ":":
+            frac = t[19:-3]
+            return t[:10] + "T" + t[11:19] + ((frac + pad[len(frac):]) if digits > 0 else "") + "Z"
         if t in ("infinity", "-infinity"):  # Debezium passes PostgreSQL's word through
             return t
         return temporal.iso_utc(temporal.timestamptz_us(t), digits)
