@@ -30,6 +30,7 @@ from pgcdc.capture.snapshot_plan import TablePlan, chunks, describe, split_point
 from pgcdc.capture.snapshot_progress import ProgressReporter, SnapshotMetrics, TableProgress
 from pgcdc.capture.snapshot_readers import ChunkReaders, ChunkRows, begin_snapshot
 from pgcdc.envelope.source import DEBEZIUM_VERSION
+from pgcdc.lsn import format_lsn
 from pgcdc.sink import Sink
 
 log = logging.getLogger(__name__)
@@ -134,7 +135,7 @@ class Snapshot:
             else f"{resume.table[0]}.{resume.table[1]} from its start" if resume.table else "the next table"
         log.info("resuming the initial snapshot: %d record(s) emitted before, %d table(s) complete, continuing "
                  "with %s; the exported snapshot is gone, so the remaining rows are read in a new one and "
-                 "streaming from %s replays every change since", resume.rows, skipped, where, _lsn(self.lsn))
+                 "streaming from %s replays every change since", resume.rows, skipped, where, format_lsn(self.lsn))
         return todo
 
     def _chunk_stream(self, coord: psycopg.Connection, plans: list[TablePlan], chunk_rows: int
@@ -230,7 +231,3 @@ class Snapshot:
         if pending is not None:
             emit(pending, "last")
         return True
-
-
-def _lsn(value: int) -> str:
-    return f"{value >> 32:X}/{value & 0xFFFFFFFF:X}"
