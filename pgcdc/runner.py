@@ -37,7 +37,7 @@ from pgcdc.protocol import messages as m
 from pgcdc.sink import Sink, make_sink
 from pgcdc.source import slot as slots
 from pgcdc.source.catalog import Catalog
-from pgcdc.source.connection import check_server, connect, max_proto_version
+from pgcdc.source.connection import check_objects, check_server, connect, max_proto_version
 from pgcdc.source.stream import ReplicationStream
 
 log = logging.getLogger(__name__)
@@ -207,6 +207,7 @@ class Connector:
         """Everything before the first XLogData frame. On failure, `undo` drops what was created."""
         c = self.config
         version = check_server(conn, c)
+        check_objects(conn, c)  # refusals that need no write come before the offset store creates anything
         offsets = self._offsets or make_offset_store(c)
         stack.callback(_close_quietly, offsets)
         stored = offsets.load()

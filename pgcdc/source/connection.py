@@ -64,6 +64,33 @@ def check_server(conn: psycopg.Connection, config: ConnectorConfig) -> int:
     return int(version)
 
 
+def check_objects(conn: psycopg.Connection, config: ConnectorConfig) -> None:
+    """Read-only checks of the publication, the slot and the captured tables, run before anything is created
+    (the offset topic or file, the publication, the slot), so that a refusal leaves nothing behind."""
+    from pgcdc.source import slot as slots
+
+    if config.publication_autocreate_mode == "disabled" and conn.execute(
+            "SELECT 1 FROM pg_publication WHERE pubname = %s", (config.publication_name,)).fetchone() is None:
+        raise SourceError(f"publication.name: publication {config.publication_name!r} does not exist and "
+                          "publication.autocreate.mode=disabled")
+    tables = slots.captured_tables(conn, config)
+    if config.publication_autocreate_mode == "filtered" and not tables:
+        raise SourceError("table.include.list/schema.include.list: no existing table matches the filters")
+    slots.find_slot(conn, config)  # a slot of another plugin or database is refused by name
+    # REPLICA IDENTITY NOTHING: once the table is published, PostgreSQL rejects its UPDATEs and DELETEs
+    # ("cannot update table ... because it does not have a replica identity and publishes updates").
+    nothing = conn.execute(
+        "SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE c.relreplident = 'n' AND c.relkind IN ('r', 'p') AND n.nspname NOT IN ('pg_catalog', "
+        "'information_schema') ORDER BY 1, 2").fetchall()
+    for schema, table in nothing:
+        if (schema, table) in tables:
+            raise SourceError(
+                f"table {schema}.{table}: REPLICA IDENTITY NOTHING: PostgreSQL rejects its UPDATEs and DELETEs "
+                f"once published (ALTER TABLE {schema}.{table} REPLICA IDENTITY FULL, add a primary key, or "
+                f"leave it out with table.exclude.list)")
+
+
 def max_proto_version(server_version_num: int) -> int:
     """pgoutput protocol versions: 1 up to PG13, 2 (streaming) on 14, 3 (two-phase) on 15, 4 (parallel) on 16+."""
     major = server_version_num // 10000
