@@ -9,6 +9,8 @@ rolled-back subtransaction, that subtransaction's messages are skipped on replay
 
 from __future__ import annotations
 
+import os
+import shutil
 import struct
 import tempfile
 from collections.abc import Iterator
@@ -18,9 +20,34 @@ from typing import BinaryIO
 _HEADER = struct.Struct(">QII")  # lsn, subtransaction xid, payload length
 
 
+_PREFIX = "pgcdc-stream-"
+
+
+def sweep_stale(spill_dir: str | None = None) -> list[str]:
+    """Remove spill folders of pgcdc processes that no longer run (killed with SIGKILL: nothing cleaned up).
+    Their transactions were never confirmed, so the server sends them again. Returns the folders removed."""
+    root = Path(spill_dir or tempfile.gettempdir())
+    removed = []
+    for d in root.glob(f"{_PREFIX}*-*"):
+        pid_text = d.name[len(_PREFIX):].split("-", 1)[0]
+        if not pid_text.isdigit() or not d.is_dir():
+            continue
+        try:
+            os.kill(int(pid_text), 0)
+            continue  # that process still runs
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue  # someone else's live process
+        shutil.rmtree(d, ignore_errors=True)
+        removed.append(str(d))
+    return removed
+
+
 class StreamedTransactions:
     def __init__(self, spill_dir: str | None = None) -> None:
-        self._dir = tempfile.TemporaryDirectory(prefix="pgcdc-stream-", dir=spill_dir)
+        sweep_stale(spill_dir)
+        self._dir = tempfile.TemporaryDirectory(prefix=f"{_PREFIX}{os.getpid()}-", dir=spill_dir)
         self._files: dict[int, BinaryIO] = {}
         self._aborted: dict[int, set[int]] = {}
 
