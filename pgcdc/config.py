@@ -384,6 +384,8 @@ class ConnectorConfig(BaseModel):
 
     def captures(self, schema: str, table: str) -> bool:
         """Debezium's include/exclude rules: include lists win; regexes match the whole name."""
+        if table == "spatial_ref_sys":  # PostGIS's: a system table to Debezium, never captured (measured on 3.6)
+            return False
         full = f"{schema}.{table}"
         if self.table_include_list:
             return any(re.fullmatch(p, full) for p in self.table_include_list)
