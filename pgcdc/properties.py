@@ -13,8 +13,8 @@ ACCEPTED_NOT_IMPLEMENTED: frozenset[str] = frozenset(
     snapshot.delay.ms snapshot.isolation.mode
     snapshot.locking.mode snapshot.query.mode snapshot.custom.class snapshot.mode.custom.name
     snapshot.tables.order.by.row.count
-    incremental.snapshot.chunk.size incremental.snapshot.allow.schema.changes incremental.snapshot.watermarking.strategy
-    read.only signal.data.collection signal.enabled.channels signal.kafka.topic signal.kafka.bootstrap.servers
+    incremental.snapshot.allow.schema.changes incremental.snapshot.watermarking.strategy
+    read.only signal.kafka.topic signal.kafka.bootstrap.servers
     signal.kafka.groupId signal.poll.interval.ms signal.file
     heartbeat.topics.prefix
     schema.refresh.mode schema.name.adjustment.mode field.name.adjustment.mode sanitize.field.names

@@ -18,7 +18,9 @@ from typing import Any
 import psycopg
 
 from pgcdc.capture.changes import ChangeCapture
-from pgcdc.capture.position import ResumePoint, SnapshotDone, SnapshotProgress, snapshot_in_progress
+from pgcdc.capture.incremental import IncrementalSnapshot
+from pgcdc.capture.position import (IncrementalProgress, ResumePoint, SnapshotDone, SnapshotProgress,
+                                    snapshot_in_progress)
 from pgcdc.capture.snapshot import Snapshot
 from pgcdc.capture.snapshot_plan import TablePlan
 from pgcdc.capture.snapshot_progress import ProgressReporter, SnapshotMetrics
@@ -276,8 +278,42 @@ class Connector:
             transaction_topic=c.transaction_topic,
         )
         stack.callback(capture.streams.close)
+        if c.signal_data_collection:
+            capture.incremental = self._incremental(conn, catalog, sink, stored)
+            stack.callback(capture.incremental.close)
+            capture.incremental.start()  # an incremental snapshot the offsets say is under way
         # flush.lsn.source=false / lsn.flush.mode=manual: the offset is stored, something else confirms the slot.
         return stream, capture, Checkpointer(sink, offsets, stream if c.confirms_lsn else None)
+
+    def _incremental(self, conn: psycopg.Connection, catalog: Catalog, sink: Sink,
+                     stored: dict[str, Any] | None) -> IncrementalSnapshot:
+        """The signal table's reader and incremental snapshots (capture/incremental.py)."""
+        c = self.config
+        settings = self._settings()
+        snapshot_tables = self._table_lookup(catalog, dataclasses.replace(
+            settings, modes=dataclasses.replace(settings.modes, snapshot=True)))
+
+        def build(schema: str, table: str) -> TableEvents | None:
+            oid = catalog.table_oid(schema, table)
+            info = catalog.table(oid) if oid is not None else None
+            if info is None:
+                return None
+            rel = m.Relation(None, info.oid, schema, table, info.replica_identity, tuple(
+                m.Column(1 if col.name in info.primary_key else 0, col.name, col.type_oid, col.type_modifier)
+                for col in info.columns))
+            return snapshot_tables(rel)
+
+        assert c.signal_data_collection is not None
+        others = [ch for ch in c.signal_enabled_channels if ch != "source"]
+        if others:
+            log.warning("signal.enabled.channels: %s not read; pgcdc reads signals from the signal table only", others)
+        return IncrementalSnapshot(
+            connect=lambda: connect(c), signal_table=c.signal_data_collection,
+            chunk_size=c.incremental_snapshot_chunk_size, build=build,
+            captured=lambda: [t for t in slots.captured_tables(conn, c)
+                              if f"{t[0]}.{t[1]}" != c.signal_data_collection],
+            sink=sink, topic_prefix=c.topic_prefix, database=c.database_dbname, headers=self.context_headers,
+            progress=IncrementalProgress.from_offset(stored) if stored else None)
 
     def _snapshot_decision(self, stored: dict[str, Any] | None, existing: tuple[int, bool] | None
                            ) -> tuple[bool, bool]:

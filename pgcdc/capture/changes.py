@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from pgcdc.capture.incremental import IncrementalSnapshot
 from pgcdc.capture.position import Position, ResumePoint
 from pgcdc.capture.streamed import StreamedTransactions
 from pgcdc.lsn import PG_EPOCH_US
@@ -96,6 +97,7 @@ class ChangeCapture:
         self._payload: bytes | memoryview = b""
         self._replaying = False
         self._stream_xid = 0
+        self.incremental: IncrementalSnapshot | None = None  # signal table and incremental snapshots, if set
 
     def handle(self, msg: Any, lsn: int, payload: bytes | memoryview = b"") -> None:
         """One decoded message at `lsn`; `payload` is its raw bytes (kept for streamed transactions)."""
@@ -154,6 +156,7 @@ class ChangeCapture:
         self.position = Position(
             end_lsn=msg.end_lsn, commit_lsn=msg.commit_lsn, last_lsn=self.last_lsn or msg.commit_lsn,
             xid=self.xid, commit_us=self.commit_us,
+            extra=self.incremental.offset_fields() if self.incremental is not None else (),
         )
         if self.skipping:
             log.info("skipped transaction %s committed at %X/%X: already in the stored offset",
@@ -166,6 +169,8 @@ class ChangeCapture:
     # -- schema ------------------------------------------------------------------------------------------
     def _relation(self, msg: m.Relation, lsn: int) -> None:
         self.relations[msg.oid] = self.lookup(msg)
+        if self.incremental is not None:
+            self.incremental.relation(msg)
 
     # -- data --------------------------------------------------------------------------------------------
     def _source(self, t: TableEvents, lsn: int) -> dict[str, Any]:
@@ -217,14 +222,21 @@ class ChangeCapture:
         if msg.xid is not None and self._spilled(msg, lsn):
             return None
         t = self._table(msg.relation_oid, lsn)
+        inc = self.incremental
+        if inc is not None and t is not None and (inc.window_open or msg.relation_oid == inc.signal_oid):
+            # A signal row, or a change that makes a buffered incremental-snapshot row stale (DBLog).
+            last = self.last_commit_lsn
+            inc.change(msg.relation_oid, getattr(msg, "new", None), getattr(msg, "old", None),
+                       f'["{last}","{lsn}"]' if last is not None else f'[null,"{lsn}"]')
         return None if t is None or skipped else t
 
     def _insert(self, msg: m.Insert, lsn: int) -> None:
         t = self._target(msg, lsn, self.skip_c)
-        if t is None:
-            return
-        after = t.row(msg.new, lsn)
-        self._emit(t, "c", None, after, t.key(after), lsn)
+        if t is not None:
+            after = t.row(msg.new, lsn)
+            self._emit(t, "c", None, after, t.key(after), lsn)
+        if self.incremental is not None and self.incremental.pending:
+            self.incremental.after_signal()  # the next window is opened after the signal row's record
 
     def _update(self, msg: m.Update, lsn: int) -> None:
         t = self._target(msg, lsn, self.skip_u)
@@ -303,7 +315,8 @@ class ChangeCapture:
                        partition=0)
         if not self.in_transaction and decoded_lsn > (self.position.end_lsn if self.position else 0):
             self.position = Position(end_lsn=decoded_lsn, commit_lsn=decoded_lsn, last_lsn=decoded_lsn,
-                                     xid=self.xid, commit_us=self.commit_us)
+                                     xid=self.xid, commit_us=self.commit_us,
+                                     extra=self.incremental.offset_fields() if self.incremental is not None else ())
 
     # -- transaction metadata ---------------------------------------------------------------------------
     def _emit_tx_begin(self, tx_id: str) -> None:

@@ -22,10 +22,12 @@ class Position:
     last_lsn: int  # LSN of its last change event
     xid: int
     commit_us: int
+    # Fields of an incremental snapshot under way (IncrementalProgress.to_fields), stored with the position.
+    extra: tuple[tuple[str, Any], ...] = ()
 
     def to_offset(self) -> dict[str, Any]:
         # Exactly what Debezium stores after it processed a COMMIT: every LSN is the commit's end LSN.
-        return {
+        offset = {
             "lsn_proc": self.end_lsn,
             "messageType": "COMMIT",
             "lsn_commit": self.end_lsn,
@@ -33,6 +35,8 @@ class Position:
             "txId": self.xid,
             "ts_usec": self.commit_us,
         }
+        offset.update(self.extra)
+        return offset
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,3 +142,64 @@ class SnapshotProgress:
 def snapshot_in_progress(offset: dict[str, Any] | None) -> bool:
     """Debezium's own test: an offset written before the snapshot finished (it starts over on it)."""
     return offset is not None and offset.get("snapshot_completed") is False
+
+
+INCREMENTAL_PROGRESS_FIELD = "pgcdc_incremental"
+# Java serialization of a null Object[]: what Debezium stores as the key of a table not read from yet.
+JAVA_NULL = "aced000570"
+
+
+@dataclass(frozen=True, slots=True)
+class IncrementalProgress:
+    """An incremental snapshot under way, stored in the streaming offset.
+
+    Debezium's fields: `incremental_snapshot_correlation_id` (the signal's id), `incremental_snapshot_collections`
+    (a JSON string of the tables still to read, the first one being read), `incremental_snapshot_primary_key`
+    and `incremental_snapshot_maximum_key` (Java-serialized key arrays, hex). pgcdc writes a null array for
+    the two keys (a Debezium given this offset reads the current table again from its start) and keeps its own
+    cursor in `pgcdc_incremental`: the first table was emitted up to `key`, read up to `max` (output-function
+    text), and whether the snapshot is paused.
+    """
+
+    correlation_id: str | None
+    collections: tuple[tuple[str, str | None, str | None], ...]  # (schema.table, additional condition, surrogate key)
+    key: tuple[str, ...] | None
+    max_key: tuple[str, ...] | None
+    paused: bool = False
+
+    def to_fields(self) -> tuple[tuple[str, Any], ...]:
+        collections = [{"incremental_snapshot_collections_id": c,
+                        "incremental_snapshot_collections_additional_condition": cond,
+                        "incremental_snapshot_collections_surrogate_key": sk} for c, cond, sk in self.collections]
+        cursor = {"key": self.key, "max": self.max_key, "paused": self.paused}
+        fields: list[tuple[str, Any]] = []
+        if self.correlation_id is not None:
+            fields.append(("incremental_snapshot_correlation_id", self.correlation_id))
+        fields += [
+            ("incremental_snapshot_maximum_key", JAVA_NULL),
+            ("incremental_snapshot_collections", json.dumps(collections, separators=(",", ":"))),
+            ("incremental_snapshot_primary_key", JAVA_NULL),
+            (INCREMENTAL_PROGRESS_FIELD, json.dumps(cursor, separators=(",", ":"))),
+        ]
+        return tuple(fields)
+
+    @classmethod
+    def from_offset(cls, offset: dict[str, Any]) -> IncrementalProgress | None:
+        """The incremental snapshot an offset says is under way (Debezium's or pgcdc's); None if none."""
+        text = offset.get("incremental_snapshot_collections")
+        if not isinstance(text, str) or not text:
+            return None
+        collections = tuple((str(c["incremental_snapshot_collections_id"]),
+                             c.get("incremental_snapshot_collections_additional_condition"),
+                             c.get("incremental_snapshot_collections_surrogate_key")) for c in json.loads(text))
+        if not collections:
+            return None
+        cursor_text = offset.get(INCREMENTAL_PROGRESS_FIELD)
+        cursor = json.loads(cursor_text) if isinstance(cursor_text, str) else {}
+
+        def key(v: Any) -> tuple[str, ...] | None:
+            return tuple(str(x) for x in v) if v is not None else None
+
+        # Without pgcdc's cursor (an offset Debezium wrote), the first table is read again from its start.
+        return cls(offset.get("incremental_snapshot_correlation_id"), collections, key(cursor.get("key")),
+                   key(cursor.get("max")), bool(cursor.get("paused")))

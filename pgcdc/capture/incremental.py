@@ -1,0 +1,424 @@
+"""Incremental snapshots (Debezium's DBLog-style watermarks) driven by rows inserted into the signal table.
+
+An `execute-snapshot` signal queues tables. Each table is read in primary-key chunks, one chunk per window:
+a `snapshot-window-open` row is inserted into the signal table, the chunk is selected (in its own
+transaction, after the open row committed), and a `snapshot-window-close` row is inserted. The chunk's rows
+wait in a buffer. When the replication stream reaches the open row, every change to the table being read
+drops the buffered row with its key (the change is at least as new as what the SELECT saw); when it reaches
+the close row, what remains of the buffer is emitted as `op: r` records with `source.snapshot:
+incremental`, and the next chunk is read. Changes committed before the open row are older than the SELECT
+and come before the `r` records; changes after the close row are newer and come after them: folding the
+stream gives the table's state (Debezium 3.6 behaves the same, measured with the oracle: record order, the
+watermark rows and their `data`, `sequence` equal to the close row's, `lsn` and `txId` null).
+
+The cursor (tables left, the key the current table was emitted up to) moves only when a window closes and
+is stored with the streaming offset (IncrementalProgress); after a restart the current table is read again
+from that key in a new window. Watermark rows of an older window (replayed after a restart) are ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from pgcdc.capture.position import IncrementalProgress
+from pgcdc.capture.snapshot_plan import TablePlan, _bound, describe
+from pgcdc.envelope.source import DEBEZIUM_VERSION
+from pgcdc.envelope.table import TableEvents
+from pgcdc.protocol import messages as m
+from pgcdc.sink import Sink
+
+log = logging.getLogger(__name__)
+
+OPEN, CLOSE = "snapshot-window-open", "snapshot-window-close"
+
+
+def java_instant(ns: int) -> str:
+    """java.time.Instant.toString(): ISO-8601 UTC, fraction in groups of 3 digits, none if zero."""
+    secs, frac = divmod(ns, 1_000_000_000)
+    base = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(secs))
+    if frac == 0:
+        return base + "Z"
+    digits = f"{frac:09d}"
+    while digits.endswith("000"):
+        digits = digits[:-3]
+    return f"{base}.{digits}Z"
+
+
+def parse_signal_data(text: str | None) -> dict[str, Any]:
+    if not text:
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError:
+        log.warning("signal data is not JSON, ignored: %r", text[:200])
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+class _Table:
+    """The table being read: its plan (key columns and types) and where its key columns sit in a row."""
+
+    def __init__(self, plan: TablePlan, events: TableEvents, pk: tuple[str, ...], condition: str | None) -> None:
+        self.plan = plan
+        self.events = events
+        self.pk = pk  # the primary key: what a buffered row is known by (a surrogate key only chunks)
+        self.condition = condition
+        self.pk_idx = tuple(events.names.index(c) for c in pk)
+        self.chunk_idx = tuple(events.names.index(c) for c in plan.pk)
+
+
+class IncrementalSnapshot:
+    """The signal table's reader and the incremental snapshot's state, driven from ChangeCapture."""
+
+    def __init__(self, *, connect: Callable[[], psycopg.Connection], signal_table: str, chunk_size: int,
+                 build: Callable[[str, str], TableEvents | None], captured: Callable[[], list[tuple[str, str]]],
+                 sink: Sink, topic_prefix: str, database: str, headers: list[tuple[str, bytes]],
+                 progress: IncrementalProgress | None = None) -> None:
+        self._connect = connect
+        self._conn: psycopg.Connection | None = None
+        schema, _, table = signal_table.rpartition(".")
+        self.signal_name = (schema or "public", table)
+        self.chunk_size = chunk_size
+        self.build = build
+        self.captured = captured
+        self.sink = sink
+        self.prefix = topic_prefix
+        self.db = database
+        self.headers = headers
+        # Durable state (IncrementalProgress).
+        self.correlation_id: str | None = None
+        self.collections: list[tuple[str, str | None, str | None]] = []
+        self.key: tuple[str, ...] | None = None  # the first collection was emitted up to this key
+        self.max_key: tuple[str, ...] | None = None
+        self.paused = False
+        if progress is not None:
+            self.correlation_id = progress.correlation_id
+            self.collections = list(progress.collections)
+            self.key, self.max_key, self.paused = progress.key, progress.max_key, progress.paused
+        # The window in flight.
+        self.window: str | None = None
+        self.window_open = False
+        self.buffer: dict[tuple[Any, ...], dict[str, Any]] = {}
+        self.read_key: tuple[str, ...] | None = None
+        self.current: _Table | None = None
+        self.current_name: tuple[str, str] | None = None
+        # Relation oid -> what it is to us: the signal table (column positions) or a table's name.
+        self.signal_oid: int | None = None
+        self.signal_cols: tuple[int, int, int] = (0, 1, 2)
+        self.names: dict[int, tuple[str, str]] = {}
+        self.columns: dict[int, list[str]] = {}
+        self.key_positions: dict[int, tuple[int, ...]] = {}
+        self.rows = 0
+        self._next_after_emit = False
+
+    # -- state ------------------------------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return bool(self.collections)
+
+    def offset_fields(self) -> tuple[tuple[str, Any], ...]:
+        if not self.collections:
+            return ()
+        return IncrementalProgress(self.correlation_id, tuple(self.collections), self.key, self.max_key,
+                                   self.paused).to_fields()
+
+    def start(self) -> None:
+        """After (re)start: continue a snapshot the offsets say is under way."""
+        if self.collections:
+            log.info("incremental snapshot resumed: %s, %s", [c[0] for c in self.collections],
+                     f"after key {list(self.key)}" if self.key else "from the first table's start")
+            if not self.paused:
+                self.read_chunk()
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def _db(self) -> psycopg.Connection:
+        if self._conn is None or self._conn.closed:
+            self._conn = self._connect()
+            self._conn.autocommit = True
+        return self._conn
+
+    # -- stream hooks -----------------------------------------------------------------------------------
+    def relation(self, rel: m.Relation) -> None:
+        ns = rel.namespace or "pg_catalog"
+        names = [c.name for c in rel.columns]
+        if (ns, rel.name) == self.signal_name:
+            self.signal_oid = rel.oid
+            try:
+                self.signal_cols = (names.index("id"), names.index("type"), names.index("data"))
+            except ValueError:
+                self.signal_cols = (0, 1, 2)  # Debezium reads the first three columns by position
+        self.names[rel.oid] = (ns, rel.name)
+        self.columns[rel.oid] = names
+        self.key_positions.pop(rel.oid, None)
+
+    def change(self, oid: int, new: tuple[m.Value, ...] | None, old: tuple[m.Value, ...] | None,
+               sequence: str) -> None:
+        """A row change in the stream (before its record is emitted): a signal, or a change that makes a
+        buffered snapshot row stale."""
+        if oid == self.signal_oid:
+            if new is not None:
+                i, t, d = self.signal_cols
+                self._signal(_text(new, i), _text(new, t), _text(new, d), sequence)
+            return
+        if not (self.window_open and self.names.get(oid) == self.current_name and self.current is not None):
+            return
+        pos = self.key_positions.get(oid)
+        if pos is None:
+            cols = self.columns.get(oid, [])
+            try:
+                pos = tuple(cols.index(c) for c in self.current.pk)
+            except ValueError:
+                return
+            self.key_positions[oid] = pos
+        for tup in (old, new):
+            if tup is not None:
+                self.buffer.pop(tuple(tup[i] for i in pos), None)
+
+    @property
+    def pending(self) -> bool:
+        return self._next_after_emit
+
+    def after_signal(self) -> None:
+        """Once the signal row's own record is emitted: read the next chunk if a window just closed."""
+        if self._next_after_emit:
+            self._next_after_emit = False
+            if not self.paused:
+                self.read_chunk()
+
+    # -- signals ----------------------------------------------------------------------------------------
+    def _signal(self, sig_id: str | None, kind: str | None, data_text: str | None, sequence: str) -> None:
+        if kind == OPEN:
+            if self.window is not None and sig_id == f"{self.window}-open":
+                self.window_open = True
+            return
+        if kind == CLOSE:
+            if self.window is not None and sig_id == f"{self.window}-close":
+                self._close_window(sequence)
+            return
+        data = parse_signal_data(data_text)
+        if kind == "execute-snapshot":
+            self._execute(sig_id, data)
+        elif kind == "stop-snapshot":
+            self._stop(data)
+        elif kind == "pause-snapshot":
+            if self.running and not self.paused:
+                log.info("incremental snapshot paused (signal %s)", sig_id)
+                self.paused = True
+        elif kind == "resume-snapshot":
+            if self.paused:
+                log.info("incremental snapshot resumed (signal %s)", sig_id)
+                self.paused = False
+                if self.window is None and self.running:
+                    self._next_after_emit = True
+        elif kind == "log":
+            log.info("signal %s: %s", sig_id, data.get("message", ""))
+        else:
+            log.warning("signal %s of unknown type %r ignored", sig_id, kind)
+
+    def _execute(self, sig_id: str | None, data: dict[str, Any]) -> None:
+        kind = str(data.get("type") or "incremental").lower()
+        if kind != "incremental":
+            log.warning("execute-snapshot %s: snapshot type %r is not supported; only incremental", sig_id, kind)
+            return
+        patterns = data.get("data-collections") or []
+        if not isinstance(patterns, list) or not patterns:
+            log.warning("execute-snapshot %s: no data-collections given, ignored", sig_id)
+            return
+        conditions = {str(c.get("data-collection")): c.get("filter")
+                      for c in data.get("additional-conditions") or [] if isinstance(c, dict)}
+        surrogate = data.get("surrogate-key") or None
+        captured = [f"{s}.{t}" for s, t in self.captured()]
+        added = []
+        for p in patterns:
+            matched = [name for name in captured if re.fullmatch(str(p), name)]
+            if not matched:
+                log.warning("execute-snapshot %s: %r matches no captured table", sig_id, p)
+            for name in matched:
+                if all(name != c[0] for c in self.collections) and name not in (a[0] for a in added):
+                    cond = next((v for k, v in conditions.items() if re.fullmatch(k, name)), None)
+                    added.append((name, cond, surrogate))
+        if not added:
+            return
+        log.info("incremental snapshot of %s requested (signal %s)", [a[0] for a in added], sig_id)
+        was_running = self.running
+        self.collections += added
+        if not was_running:
+            self.correlation_id = sig_id
+            self.key = self.max_key = None
+            self._next_after_emit = not self.paused
+
+    def _stop(self, data: dict[str, Any]) -> None:
+        patterns = data.get("data-collections") or []
+        if not patterns:
+            removed = [c[0] for c in self.collections]
+            self.collections = []
+        else:
+            removed = [c[0] for c in self.collections if any(re.fullmatch(str(p), c[0]) for p in patterns)]
+            self.collections = [c for c in self.collections if c[0] not in removed]
+        if not removed:
+            return
+        log.info("incremental snapshot stopped for %s", removed)
+        if self.current_name is not None and f"{self.current_name[0]}.{self.current_name[1]}" in removed:
+            self._drop_window()
+            self.key = self.max_key = None
+            if self.collections and not self.paused:
+                self._next_after_emit = True
+        if not self.collections:
+            self._drop_window()
+            self.key = self.max_key = None
+            self.correlation_id = None
+
+    def _drop_window(self) -> None:
+        self.window, self.window_open, self.buffer = None, False, {}
+        self.current = self.current_name = None
+
+    # -- windows ----------------------------------------------------------------------------------------
+    def _close_window(self, sequence: str) -> None:
+        """Emit what is left of the buffer (Debezium emits it before the close row's own record)."""
+        t = self.current
+        if t is not None:
+            now_ns = time.time_ns()
+            ts_us = now_ns // 1000
+            source = {"version": DEBEZIUM_VERSION, "connector": "postgresql", "name": self.prefix,
+                      "ts_ms": ts_us // 1000, "snapshot": "incremental", "db": self.db, "sequence": sequence,
+                      "ts_us": ts_us, "ts_ns": ts_us * 1000, "schema": t.plan.schema, "table": t.plan.table,
+                      "txId": None, "lsn": None, "xmin": None, "origin": None, "origin_lsn": None}
+            ev = t.events
+            for after in self.buffer.values():
+                now_ns = time.time_ns()
+                payload = {"before": None, "after": after, "source": source, "transaction": None, "op": "r",
+                           "ts_ms": now_ns // 1_000_000, "ts_us": now_ns // 1000, "ts_ns": now_ns}
+                self.sink.send(ev.topic, ev.key(after), ev.value(payload), self.headers)
+                self.rows += 1
+            self.key = self.read_key
+        self.window, self.window_open, self.buffer = None, False, {}
+        self._next_after_emit = True
+
+    def read_chunk(self) -> None:
+        """Open a window, read the next chunk into the buffer, close the window (Debezium's order)."""
+        if not self.collections or self.window is not None:
+            return
+        conn = self._db()
+        window = str(uuid.uuid4())
+        opened = java_instant(time.time_ns())
+        self._insert(conn, f"{window}-open", OPEN, json.dumps({"openWindowTimestamp": opened}))
+        self.window, self.window_open, self.buffer = window, False, {}
+        while self.collections:
+            t = self._table(conn)
+            if t is None:  # gone, empty, or without a key: next table
+                self._table_done()
+                continue
+            rows = self._select(conn, t)
+            if rows:
+                pk_idx, chunk_idx = t.pk_idx, t.chunk_idx
+                convert = t.events.row
+                for values in rows:
+                    self.buffer[tuple(values[i] for i in pk_idx)] = convert(values, 0)
+                self.read_key = tuple(str(rows[-1][i]) for i in chunk_idx)
+                break
+            log.info("incremental snapshot of %s.%s done", *t.plan.name)
+            self._table_done()
+        closed = java_instant(time.time_ns())
+        self._insert(conn, f"{window}-close", CLOSE,
+                     json.dumps({"openWindowTimestamp": opened, "closeWindowTimestamp": closed}))
+        if not self.collections:
+            log.info("incremental snapshot finished: %d record(s)", self.rows)
+
+    def _table_done(self) -> None:
+        self.collections.pop(0)
+        self.key = self.max_key = self.read_key = None
+        self.current = self.current_name = None
+        if not self.collections:
+            self.correlation_id = None
+
+    def _insert(self, conn: psycopg.Connection, sig_id: str, kind: str, data: str) -> None:
+        conn.execute(sql.SQL("INSERT INTO {} VALUES (%s, %s, %s)").format(sql.Identifier(*self.signal_name)),
+                     (sig_id, kind, data))
+
+    def _table(self, conn: psycopg.Connection) -> _Table | None:
+        name, condition, surrogate = self.collections[0]
+        schema, _, table = name.partition(".")
+        if self.current is not None and self.current_name == (schema, table):
+            return self.current
+        events = self.build(schema, table)
+        if events is None:
+            log.warning("incremental snapshot: table %s is not captured or no longer exists; skipped", name)
+            return None
+        plan = TablePlan(schema, table, lambda: events)
+        describe(conn, plan)
+        pk = plan.pk
+        if surrogate:
+            row = conn.execute(
+                "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = %s::regclass "
+                "AND attname = %s AND NOT attisdropped",
+                (sql.Identifier(schema, table).as_string(conn), surrogate)).fetchone()
+            if row is None:
+                log.warning("incremental snapshot: surrogate key %r is not a column of %s; skipped", surrogate, name)
+                return None
+            plan.pk, plan.pk_types = (surrogate,), (row[0],)
+        if not plan.pk or any(c not in events.names for c in (*plan.pk, *pk)):
+            log.warning("incremental snapshot: %s has no primary key (or it is not in the events); set "
+                        "surrogate-key in the signal; skipped", name)
+            return None
+        t = _Table(plan, events, pk or plan.pk, condition)
+        if self.max_key is None:
+            self.max_key = self._max_key(conn, t)
+            if self.max_key is None:
+                log.info("incremental snapshot of %s: no rows", name)
+                return None
+            log.info("incremental snapshot of %s up to key %s", name, list(self.max_key))
+        self.current, self.current_name = t, (schema, table)
+        self.read_key = self.key
+        return t
+
+    def _where(self, t: _Table, lo: tuple[str, ...] | None, hi: tuple[str, ...] | None) -> sql.Composable:
+        key = sql.SQL("({})").format(sql.SQL(", ").join(sql.Identifier(c) for c in t.plan.pk))
+        parts: list[sql.Composable] = []
+        if lo is not None:
+            parts.append(sql.SQL("{} > {}").format(key, _bound(t.plan, lo)))
+        if hi is not None:
+            parts.append(sql.SQL("{} <= {}").format(key, _bound(t.plan, hi)))
+        if t.condition:
+            parts.append(sql.SQL("({})").format(sql.SQL(t.condition)))  # type: ignore[arg-type]
+        return sql.SQL(" WHERE ") + sql.SQL(" AND ").join(parts) if parts else sql.SQL("")
+
+    def _order(self, t: _Table, desc: bool = False) -> sql.Composable:
+        d = sql.SQL(" DESC") if desc else sql.SQL("")
+        return sql.SQL(", ").join(sql.SQL("{}{}").format(sql.Identifier(c), d) for c in t.plan.pk)
+
+    def _max_key(self, conn: psycopg.Connection, t: _Table) -> tuple[str, ...] | None:
+        # Aliased: ORDER BY a plain name would sort by the text output column of that name.
+        cols = sql.SQL(", ").join(sql.SQL("{}::text AS {}").format(sql.Identifier(c), sql.Identifier(f"pgcdc_k{i}"))
+                                  for i, c in enumerate(t.plan.pk))
+        row = conn.execute(sql.SQL("SELECT {} FROM {}{} ORDER BY {} LIMIT 1").format(
+            cols, sql.Identifier(*t.plan.name), self._where(t, None, None), self._order(t, True))).fetchone()
+        return tuple(str(v) for v in row) if row is not None else None
+
+    def _select(self, conn: psycopg.Connection, t: _Table) -> list[tuple[Any, ...]]:
+        """The next chunk, as output-function text (COPY), the form pgoutput sends: one set of converters."""
+        cols = sql.SQL(", ").join(sql.Identifier(c) for c in t.events.names)
+        query = sql.SQL("COPY (SELECT {} FROM {}{} ORDER BY {} LIMIT {}) TO STDOUT").format(
+            cols, sql.Identifier(*t.plan.name), self._where(t, self.read_key, self.max_key), self._order(t),
+            sql.Literal(self.chunk_size))
+        with conn.cursor() as cur, cur.copy(query) as copy:
+            return list(copy.rows())
+
+
+def _text(values: tuple[m.Value, ...], i: int) -> str | None:
+    v = values[i] if i < len(values) else None
+    if isinstance(v, bytes):
+        return v.decode()
+    return v if isinstance(v, str) else None
