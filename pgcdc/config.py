@@ -194,7 +194,7 @@ class ConnectorConfig(BaseModel):
     snapshot_max_threads: int = Field(1, alias="snapshot.max.threads", ge=1, le=64)
     """Parallel snapshot readers, all in one exported snapshot."""
     snapshot_lock_timeout_ms: int = Field(10_000, alias="snapshot.lock.timeout.ms", ge=0)
-    """Lock timeout for the snapshot's table locks."""
+    """lock_timeout of the snapshot readers (pgcdc takes no table locks; it bounds waits on locks others hold)."""
     # pgcdc's own: rows per primary-key chunk, the unit of parallel reading.
     pgcdc_snapshot_chunk_rows: int = Field(100_000, alias="pgcdc.snapshot.chunk.rows", gt=0)
     """Rows per primary-key chunk, the unit of parallel and resumable snapshot reading."""
