@@ -92,12 +92,14 @@ class PostgresCluster:
         base_dir: str | None = None,
         user: str = "postgres",
         password: str = "postgres",
+        hba: str | None = None,
     ) -> None:
         self.bindir = bindir or find_pg_bindir()
         self.port = port or free_port()
         self.settings = {**DEFAULT_SETTINGS, **(settings or {})}
         self.user = user
         self.password = password
+        self.hba = hba  # pg_hba.conf lines replacing the default ones (e.g. hostssl ... cert for TLS tests)
         self.host = "127.0.0.1"
         self._os_user = _unprivileged_user()
         self.root = Path(tempfile.mkdtemp(prefix="pgcdc-pg-", dir=base_dir))
@@ -157,7 +159,7 @@ class PostgresCluster:
             "-A", "scram-sha-256", "-E", "UTF8", "--locale=C", "--no-sync",
         )
         hba = self.datadir / "pg_hba.conf"
-        hba.write_text(
+        hba.write_text(self.hba if self.hba is not None else
             "local all all trust\n"
             "host all all 127.0.0.1/32 scram-sha-256\n"
             "host replication all 127.0.0.1/32 scram-sha-256\n"
@@ -197,6 +199,17 @@ class PostgresCluster:
         """Append settings to postgresql.conf; takes effect on the next restart."""
         with open(self.datadir / "postgresql.conf", "a") as f:
             f.writelines(f"{k} = {v}\n" for k, v in settings.items())
+
+    def install_file(self, name: str, data: bytes) -> Path:
+        """Write a file into the data directory, owned by the server's OS user and private to it (0600), as
+        PostgreSQL wants its ssl_key_file. Call after init() and before start(); refer to it by bare name."""
+        path = self.datadir / name
+        path.write_bytes(data)
+        path.chmod(0o600)
+        if self._os_user:
+            pw = pwd.getpwnam(self._os_user)
+            os.chown(path, pw.pw_uid, pw.pw_gid)
+        return path
 
     def cleanup(self) -> None:
         self.stop("immediate")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import psycopg
 
 from pgcdc.config import ConnectorConfig
@@ -22,8 +24,12 @@ def describe_connect_error(config: ConnectorConfig, text: str, replication: bool
     where = f"{config.database_hostname}:{config.database_port}"
     low = text.lower()
     last = text.strip().splitlines()[-1].strip() if text.strip() else "unknown error"
-    # libpq prefixes "connection to server at … failed: "; keep only the server's reason.
-    reason = last.split("failed: ", 1)[-1]
+    # libpq prefixes "connection to server at … failed: " (psycopg adds "connection failed: "); keep only
+    # the server's reason.
+    reason = _PREFIX.sub("", last)
+    tls = _describe_tls_error(config, text, where)
+    if tls:
+        return tls
     if "password authentication failed" in low or "no password supplied" in low:
         return f"database.password: authentication failed for user {config.database_user!r} at {where}"
     if "could not translate host name" in low or "name or service not known" in low:
@@ -42,6 +48,38 @@ def describe_connect_error(config: ConnectorConfig, text: str, replication: bool
     if "ssl" in low:
         return f"database.sslmode: {reason}"
     return f"cannot connect to PostgreSQL at {where}: {reason}"
+
+
+_PREFIX = re.compile(r"^(?:connection failed: )?(?:connection to server (?:at|on) .*? failed: )?(?:FATAL:\s+)?")
+
+
+def _describe_tls_error(config: ConnectorConfig, text: str, where: str) -> str | None:
+    """TLS failures, named by the property to fix: libpq's words, checked on the last attempt's lines."""
+    lines = [_PREFIX.sub("", ln.strip()) for ln in text.strip().splitlines()]
+    last = lines[-1] if lines else ""
+    mode = config.database_sslmode
+    for line in lines:
+        low = line.lower()
+        if "does not match host name" in low:
+            return (f"database.sslmode={mode}: the server certificate does not name database.hostname "
+                    f"{config.database_hostname!r}: {line}")
+        if "root certificate file" in low:
+            return f"database.sslrootcert: {line} (database.sslmode={mode} verifies the server against it)"
+        if "certificate verify failed" in low:
+            root = config.database_sslrootcert or "the default root certificate (~/.postgresql/root.crt)"
+            return (f"database.sslrootcert: the certificate of {where} is not signed by {root} "
+                    f"(database.sslmode={mode}): {line}")
+        if "private key" in low:
+            return f"database.sslkey: {line}"
+        if "certificate file" in low:
+            return f"database.sslcert: {line}"
+    low = last.lower()
+    if "client certificate" in low or "certificate authentication failed" in low:
+        return (f"database.sslcert/database.sslkey: {where} wants a valid client certificate for user "
+                f"{config.database_user!r}: {last}")
+    if "pg_hba.conf rejects" in low and "no encryption" in low:
+        return f"database.sslmode={mode}: {where} accepts user {config.database_user!r} only over TLS: {last}"
+    return None
 
 
 def check_server(conn: psycopg.Connection, config: ConnectorConfig) -> int:
