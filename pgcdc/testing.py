@@ -134,9 +134,10 @@ def docker_available() -> bool:
 class Capture:
     """A running pgcdc engine whose events are collected for assertions (and committed as they arrive)."""
 
-    def __init__(self, engine: Engine, server_props: Mapping[str, str]) -> None:
+    def __init__(self, engine: Engine, server_props: Mapping[str, str], server_version: int = 0) -> None:
         self.engine = engine
         self._props = dict(server_props)
+        self._server_version = server_version  # server_version_num; 0 if unknown
         self._cond = threading.Condition()
         self._events: list[Event] = []  # every change, tombstone, transaction and message event, in order
         self._next = 0  # events before this index were returned by wait_for or drain
@@ -152,7 +153,13 @@ class Capture:
                  "publication.name": f"pgcdc_test_{tag}", "slot.drop.on.stop": "true",
                  "offset.flush.interval.ms": "200", **properties}
         engine = Engine(props)
-        capture = cls(engine, props)
+        version = _server_version(engine)
+        if version < 140000 and "heartbeat.interval.ms" not in properties:
+            # drain() on PostgreSQL 12/13 waits for the slot to pass a WAL position: heartbeats move the capture's
+            # position on to what the server has decoded while the captured database is idle.
+            props["heartbeat.interval.ms"] = "100"
+            engine = Engine(props)
+        capture = cls(engine, props, version)
         engine.start()
         capture._thread.start()
         try:
@@ -164,26 +171,31 @@ class Capture:
                 capture._sql(f'DROP PUBLICATION IF EXISTS "{engine.config.publication_name}"')
 
     def _collect(self) -> None:
+        # Events are committed after they are listed: on PostgreSQL 12/13 drain() relies on the slot having
+        # moved past a position only once every event before it is in the list.
         for event in self.engine.events():
-            event.commit()
+            if event.kind == "heartbeat":
+                event.commit()
+                continue
             if event.kind == "message" and (event.payload or {}).get("message", {}).get("prefix") == DRAIN_PREFIX:
                 token = event.payload["message"].get("content")
                 with self._cond:
                     self._drained.add(_b64_text(token))
                     self._cond.notify_all()
+                event.commit()
                 continue
             with self._cond:
                 self._events.append(event)
                 self._cond.notify_all()
+            event.commit()
 
     def _sql(self, sql: str) -> list[tuple[Any, ...]]:
-        import psycopg
-
-        c = self.engine.config
-        with psycopg.connect(host=c.database_hostname, port=c.database_port, user=c.database_user,
-                             password=c.database_password, dbname=c.database_dbname, autocommit=True) as conn:
+        with self._connect() as conn:
             cur = conn.execute(sql)
             return cur.fetchall() if cur.description else []
+
+    def _connect(self) -> Any:
+        return _connect(self.engine)
 
     # -- assertions ------------------------------------------------------------------------------
     @property
@@ -219,12 +231,20 @@ class Capture:
     def drain(self, timeout: float = 30.0) -> list[Event]:
         """Every event of changes committed before this call that was not yet returned; then none is pending.
 
-        Exact, not a quiet period: a marker is written to the WAL (a logical-decoding message) and the call
-        returns once the capture has seen it (PostgreSQL 14+).
+        Exact, not a quiet period. PostgreSQL 14+: a marker is written to the WAL (a logical-decoding message)
+        and the call returns once the capture has seen it. PostgreSQL 12/13 (pgoutput sends no messages there):
+        the call takes the server's WAL insert position and returns once the slot's confirmed_flush_lsn has
+        reached it, which the capture confirms only when every event before it is listed.
         """
+        deadline = time.monotonic() + timeout
+        if self._server_version and self._server_version < 140000:
+            self._wait_slot_past_insert_position(deadline, timeout)
+            with self._cond:
+                out = self._events[self._next:]
+                self._next = len(self._events)
+                return out
         token = uuid.uuid4().hex
         self._sql(f"SELECT pg_logical_emit_message(false, '{DRAIN_PREFIX}', '{token}')")
-        deadline = time.monotonic() + timeout
         with self._cond:
             while token not in self._drained:
                 left = deadline - time.monotonic()
@@ -236,10 +256,47 @@ class Capture:
             self._next = len(self._events)
             return out
 
+    def _wait_slot_past_insert_position(self, deadline: float, timeout: float) -> None:
+        with self._connect() as conn:
+            target = conn.execute("SELECT pg_current_wal_insert_lsn()").fetchone()
+            assert target is not None
+            while True:
+                row = conn.execute("SELECT confirmed_flush_lsn >= %s::pg_lsn FROM pg_replication_slots "
+                                   "WHERE slot_name = %s", (target[0], self.engine.config.slot_name)).fetchone()
+                if row is not None and row[0]:
+                    return
+                if time.monotonic() >= deadline or not self.engine.running:
+                    with self._cond:
+                        pending = len(self._events) - self._next
+                    raise AssertionError(
+                        f"capture did not catch up within {timeout}s: slot {self.engine.config.slot_name!r} "
+                        f"did not confirm WAL position {target[0]} ({pending} event(s) pending; drain() on "
+                        "PostgreSQL before 14 needs heartbeat.interval.ms > 0 and the slot confirmed by pgcdc)")
+                time.sleep(0.02)
+
     def clear(self) -> None:
         """Forget what arrived so far: later calls only see newer events."""
         with self._cond:
             self._next = len(self._events)
+
+
+def _connect(engine: Engine) -> Any:
+    import psycopg
+
+    c = engine.config
+    return psycopg.connect(host=c.database_hostname, port=c.database_port, user=c.database_user,
+                           password=c.database_password, dbname=c.database_dbname, autocommit=True)
+
+
+def _server_version(engine: Engine) -> int:
+    """server_version_num of the captured server (0 if it cannot be reached: the engine's start says why)."""
+    import psycopg
+
+    try:
+        with _connect(engine) as conn:
+            return int(conn.info.server_version)
+    except psycopg.Error:
+        return 0
 
 
 def _b64_text(content: Any) -> str:

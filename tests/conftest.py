@@ -53,4 +53,4 @@ def dbname(pg: PostgresCluster) -> Iterator[str]:
     yield name
     pg.execute(f"SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
                f"WHERE database = '{name}' AND NOT active")
-    pg.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    pg.drop_database(name)

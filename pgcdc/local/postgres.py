@@ -33,6 +33,9 @@ DEFAULT_SETTINGS: dict[str, str] = {
     "wal_sender_timeout": "60s",
 }
 
+# Default settings a server older than this major does not know (it would refuse to start with them).
+SETTING_SINCE: dict[str, int] = {"logical_decoding_work_mem": 13}
+
 
 def find_pg_bindir() -> Path:
     """The folder with initdb/pg_ctl/postgres: $PGCDC_PG_BINDIR, else pg_config, else Debian's layout."""
@@ -96,7 +99,9 @@ class PostgresCluster:
     ) -> None:
         self.bindir = bindir or find_pg_bindir()
         self.port = port or free_port()
-        self.settings = {**DEFAULT_SETTINGS, **(settings or {})}
+        self._major: int | None = None
+        defaults = {k: v for k, v in DEFAULT_SETTINGS.items() if self.major >= SETTING_SINCE.get(k, 0)}
+        self.settings = {**defaults, **(settings or {})}
         self.user = user
         self.password = password
         self.hba = hba  # pg_hba.conf lines replacing the default ones (e.g. hostssl ... cert for TLS tests)
@@ -120,8 +125,12 @@ class PostgresCluster:
 
     @property
     def major(self) -> int:
-        out = subprocess.run([str(self.bindir / "postgres"), "--version"], capture_output=True, text=True)
-        return int(out.stdout.split()[-1].split(".")[0])
+        if self._major is None:
+            out = subprocess.run([str(self.bindir / "postgres"), "--version"], capture_output=True, text=True)
+            if out.returncode != 0:
+                raise LocalServiceError(f"{self.bindir / 'postgres'} --version failed: {out.stderr.strip()[-300:]}")
+            self._major = int(out.stdout.split()[-1].split(".")[0])
+        return self._major
 
     def dsn(self, dbname: str = "postgres", **extra: Any) -> str:
         parts = {
@@ -233,3 +242,21 @@ class PostgresCluster:
     def create_database(self, name: str) -> str:
         self.execute(f'CREATE DATABASE "{name}"')
         return name
+
+    def drop_database(self, name: str) -> None:
+        """DROP DATABASE IF EXISTS, ending its sessions first (WITH (FORCE) is PostgreSQL 13+)."""
+        if self.major >= 13:
+            self.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            return
+        import psycopg
+
+        for attempt in range(50):
+            self.execute(f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                         f"WHERE datname = '{name}' AND pid <> pg_backend_pid()")
+            try:
+                self.execute(f'DROP DATABASE IF EXISTS "{name}"')
+                return
+            except psycopg.errors.ObjectInUse:  # a session ending, or one that connected in between
+                if attempt == 49:
+                    raise
+                time.sleep(0.1)

@@ -152,5 +152,5 @@ def test_compose_init_script_gives_the_sidecar_what_it_needs(pg: PostgresCluster
             ("test.public.orders", "r"), ("test.public.orders", "r")]
     finally:
         pg.execute("DROP OWNED BY cdc", dbname)
-        pg.execute(f'DROP DATABASE IF EXISTS "{dbname}" WITH (FORCE)')
+        pg.drop_database(dbname)
         pg.execute("DROP ROLE IF EXISTS cdc")

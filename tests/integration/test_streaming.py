@@ -129,9 +129,15 @@ def test_truncate_and_logical_messages(pg: PostgresCluster, dbname: str) -> None
     sink = MemorySink()
     with Running(make_config(pg, dbname, **{"skipped.operations": "none"}), sink=sink):
         run_sql(pg, dbname, "TRUNCATE tr", "SELECT pg_logical_emit_message(true, 'app', 'hello')",
-                "SELECT pg_logical_emit_message(false, 'app', 'now')")
-        records = wait_records(sink, 3)
-    assert ops(records) == [("test.public.tr", "t"), ("test.message", "m"), ("test.message", "m")]
+                "SELECT pg_logical_emit_message(false, 'app', 'now')", "INSERT INTO tr VALUES (2)")
+        records = wait_records(sink, 4 if pg.major >= 14 else 2)
+    if pg.major < 14:
+        # pgoutput sends logical-decoding messages from PostgreSQL 14 (protocol 1 with messages=true): an older
+        # server decodes them and sends nothing, so the stream goes from the TRUNCATE to the INSERT.
+        assert ops(records) == [("test.public.tr", "t"), ("test.public.tr", "c")]
+        return
+    assert ops(records) == [("test.public.tr", "t"), ("test.message", "m"), ("test.message", "m"),
+                            ("test.public.tr", "c")]
     assert records[0]["key"] is None
     msg = payload(records[1])
     assert msg["message"] == {"prefix": "app", "content": base64.b64encode(b"hello").decode()}
