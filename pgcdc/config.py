@@ -204,6 +204,8 @@ class ConnectorConfig(BaseModel):
     """Signal channels: pgcdc reads `source` (the signal table); others are not read, with a warning."""
     incremental_snapshot_chunk_size: int = Field(1024, alias="incremental.snapshot.chunk.size", gt=0)
     """Rows an incremental snapshot reads per window."""
+    read_only: bool = Field(False, alias="read.only")
+    """Incremental snapshots without writes: windows from pg_current_snapshot(), no watermark rows."""
     tombstones_on_delete: bool = Field(True, alias="tombstones.on.delete")
     """Write a null-value tombstone after each delete (for log compaction)."""
     skipped_operations: frozenset[str] = Field(frozenset({"t"}), alias="skipped.operations")

@@ -313,7 +313,7 @@ class Connector:
             captured=lambda: [t for t in slots.captured_tables(conn, c)
                               if f"{t[0]}.{t[1]}" != c.signal_data_collection],
             sink=sink, topic_prefix=c.topic_prefix, database=c.database_dbname, headers=self.context_headers,
-            progress=IncrementalProgress.from_offset(stored) if stored else None)
+            progress=IncrementalProgress.from_offset(stored) if stored else None, read_only=c.read_only)
 
     def _snapshot_decision(self, stored: dict[str, Any] | None, existing: tuple[int, bool] | None
                            ) -> tuple[bool, bool]:
@@ -401,6 +401,7 @@ class Connector:
         hb_topic = f"{self.config.topic_heartbeat_prefix}.{self.config.topic_prefix}"
         next_heartbeat = time.monotonic() + hb_interval
         n = 0
+        read_only_inc = capture.incremental if capture.incremental is not None and self.config.read_only else None
         while not stop.is_set():
             frame = read(0.2)
             if frame is not None:
@@ -409,6 +410,8 @@ class Connector:
                 n += 1
                 if n & 0xFF:
                     continue
+            elif read_only_inc is not None and not capture.in_transaction:
+                read_only_inc.position(stream.keepalive_lsn)  # idle: a read-only window may close
             if stop_at is not None and capture.position is not None and capture.position.end_lsn >= stop_at:
                 return
             now = time.monotonic()

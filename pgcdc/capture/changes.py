@@ -145,6 +145,8 @@ class ChangeCapture:
         self.skipping = resume is not None and resume.skips_transaction(msg.final_lsn)
         # Events up to this LSN of this transaction were emitted before a restart (a mid-transaction offset).
         self.skip_upto = resume.lsn_proc if resume is not None and resume.partial(msg.final_lsn) else -1
+        if self.incremental is not None and self.incremental.read_only:
+            self.incremental.position(msg.final_lsn)  # a read-only window closes between transactions
 
     def _commit(self, msg: m.Commit, lsn: int) -> None:
         self.in_transaction = False
@@ -227,7 +229,7 @@ class ChangeCapture:
             # A signal row, or a change that makes a buffered incremental-snapshot row stale (DBLog).
             last = self.last_commit_lsn
             inc.change(msg.relation_oid, getattr(msg, "new", None), getattr(msg, "old", None),
-                       f'["{last}","{lsn}"]' if last is not None else f'[null,"{lsn}"]')
+                       f'["{last}","{lsn}"]' if last is not None else f'[null,"{lsn}"]', self.xid)
         return None if t is None or skipped else t
 
     def _insert(self, msg: m.Insert, lsn: int) -> None:

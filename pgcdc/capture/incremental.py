@@ -82,8 +82,13 @@ class IncrementalSnapshot:
     def __init__(self, *, connect: Callable[[], psycopg.Connection], signal_table: str, chunk_size: int,
                  build: Callable[[str, str], TableEvents | None], captured: Callable[[], list[tuple[str, str]]],
                  sink: Sink, topic_prefix: str, database: str, headers: list[tuple[str, bytes]],
-                 progress: IncrementalProgress | None = None) -> None:
+                 progress: IncrementalProgress | None = None, read_only: bool = False) -> None:
         self._connect = connect
+        self.read_only = read_only
+        # read.only: the chunk's database snapshot (xmin, xmax, in-progress xids; 64-bit) and the WAL insert
+        # position read with it, instead of watermark rows.
+        self.snap: tuple[int, int, frozenset[int]] | None = None
+        self.high_lsn = 0
         self._conn: psycopg.Connection | None = None
         schema, _, table = signal_table.rpartition(".")
         self.signal_name = (schema or "public", table)
@@ -165,7 +170,7 @@ class IncrementalSnapshot:
         self.key_positions.pop(rel.oid, None)
 
     def change(self, oid: int, new: tuple[m.Value, ...] | None, old: tuple[m.Value, ...] | None,
-               sequence: str) -> None:
+               sequence: str, xid: int = 0) -> None:
         """A row change in the stream (before its record is emitted): a signal, or a change that makes a
         buffered snapshot row stale."""
         if oid == self.signal_oid:
@@ -175,6 +180,8 @@ class IncrementalSnapshot:
             return
         if not (self.window_open and self.names.get(oid) == self.current_name and self.current is not None):
             return
+        if self.read_only and self._visible(xid):
+            return  # committed before the chunk's snapshot: the buffered row already includes it
         pos = self.key_positions.get(oid)
         if pos is None:
             cols = self.columns.get(oid, [])
@@ -197,6 +204,29 @@ class IncrementalSnapshot:
             self._next_after_emit = False
             if not self.paused:
                 self.read_chunk()
+
+    def _visible(self, xid: int) -> bool:
+        """Was transaction `xid` (32 bits, from pgoutput) committed in the chunk's snapshot? (PostgreSQL's
+        XidInMVCCSnapshot: below xmin, or below xmax and not in progress.)"""
+        if self.snap is None:
+            return True
+        xmin, xmax, xip = self.snap
+        diff = (xid - xmin) & 0xFFFFFFFF  # widen to 64 bits next to xmin: xids live within 2^31 of each other
+        full = xmin + (diff - (1 << 32) if diff >= 1 << 31 else diff)
+        return full < xmin or (full < xmax and full not in xip)
+
+    def position(self, lsn: int) -> None:
+        """read.only: the stream is at `lsn` between transactions (a Begin's commit LSN, or an idle server's
+        position). Once past the WAL position read with the chunk's snapshot, every transaction visible in
+        that snapshot was emitted: the buffer is emitted and the next chunk read."""
+        if self.read_only and self.window_open and lsn >= self.high_lsn:
+            self._close_window(self._sequence_at(lsn))
+            if not self.paused:
+                self._next_after_emit = False
+                self.read_chunk()
+
+    def _sequence_at(self, lsn: int) -> str:
+        return f'[null,"{lsn}"]'
 
     # -- signals ----------------------------------------------------------------------------------------
     def _signal(self, sig_id: str | None, kind: str | None, data_text: str | None, sequence: str) -> None:
@@ -282,7 +312,7 @@ class IncrementalSnapshot:
             self.correlation_id = None
 
     def _drop_window(self) -> None:
-        self.window, self.window_open, self.buffer = None, False, {}
+        self.window, self.window_open, self.buffer, self.snap = None, False, {}, None
         self.current = self.current_name = None
 
     # -- windows ----------------------------------------------------------------------------------------
@@ -304,12 +334,15 @@ class IncrementalSnapshot:
                 self.sink.send(ev.topic, ev.key(after), ev.value(payload), self.headers)
                 self.rows += 1
             self.key = self.read_key
-        self.window, self.window_open, self.buffer = None, False, {}
-        self._next_after_emit = True
+        self.window, self.window_open, self.buffer, self.snap = None, False, {}, None
+        self._next_after_emit = not self.read_only
 
     def read_chunk(self) -> None:
         """Open a window, read the next chunk into the buffer, close the window (Debezium's order)."""
         if not self.collections or self.window is not None:
+            return
+        if self.read_only:
+            self._read_chunk_read_only()
             return
         conn = self._db()
         window = str(uuid.uuid4())
@@ -336,6 +369,40 @@ class IncrementalSnapshot:
                      json.dumps({"openWindowTimestamp": opened, "closeWindowTimestamp": closed}))
         if not self.collections:
             log.info("incremental snapshot finished: %d record(s)", self.rows)
+
+    def _read_chunk_read_only(self) -> None:
+        """read.only: no watermark rows. The chunk is read in one REPEATABLE READ transaction that also reads
+        pg_current_snapshot() and the WAL insert position; the window is open from here on (every streamed
+        change of a transaction the snapshot does not see drops its key), and closes once the stream passes
+        that position (`position`)."""
+        conn = self._db()
+        self.buffer = {}
+        conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        try:
+            row = conn.execute("SELECT pg_current_snapshot()::text, pg_current_wal_insert_lsn() - '0/0'").fetchone()
+            assert row is not None
+            xmin, xmax, xip = str(row[0]).split(":")
+            self.snap = (int(xmin), int(xmax), frozenset(int(x) for x in xip.split(",") if x))
+            self.high_lsn = int(row[1])
+            while self.collections:
+                t = self._table(conn)
+                if t is None:
+                    self._table_done()
+                    continue
+                rows = self._select(conn, t)
+                if rows:
+                    for values in rows:
+                        self.buffer[tuple(values[i] for i in t.pk_idx)] = t.events.row(values, 0)
+                    self.read_key = tuple(str(rows[-1][i]) for i in t.chunk_idx)
+                    break
+                log.info("incremental snapshot of %s.%s done", *t.plan.name)
+                self._table_done()
+        finally:
+            conn.execute("COMMIT")
+        if not self.collections:
+            log.info("incremental snapshot finished: %d record(s)", self.rows)
+            return
+        self.window, self.window_open = str(uuid.uuid4()), True
 
     def _table_done(self) -> None:
         self.collections.pop(0)

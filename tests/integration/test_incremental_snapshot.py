@@ -133,14 +133,15 @@ def test_execute_snapshot_reads_every_row_in_windows(pg: PostgresCluster, dbname
     assert IncrementalProgress.from_offset(offsets.load() or {}) is None
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize(("seed", "read_only"), [(1, False), (2, False), (3, False), (4, True), (5, True)])
 def test_snapshot_under_concurrent_writes_folds_to_the_database(pg: PostgresCluster, dbname: str,
-                                                               seed: int) -> None:
+                                                               seed: int, read_only: bool) -> None:
+    """read.only=true: windows from pg_current_snapshot(), nothing written to the database."""
     rows = 1500
     pg.execute(SETUP % {"rows": rows}, dbname)
     sink = MemorySink()
     stop = threading.Event()
-    with Running(make_config(pg, dbname, **props()), sink=sink) as r:
+    with Running(make_config(pg, dbname, **props(**{"read.only": str(read_only).lower()})), sink=sink) as r:
         w = threading.Thread(target=writer, args=(pg, dbname, stop, seed, rows), daemon=True)
         w.start()
         time.sleep(0.3)
@@ -160,7 +161,10 @@ def test_snapshot_under_concurrent_writes_folds_to_the_database(pg: PostgresClus
         wrong = [k for k in expected if k in folded and folded[k] != expected[k]][:5]
         assert not missing and not extra and not wrong, (table, missing, extra, wrong)
         assert len(folded) == len(expected)
-    print(f"seed {seed}: {inc.rows} snapshot rows, {len(sink.records)} records")
+    watermarks = pg.execute("SELECT count(*) FROM dbz_signal WHERE type LIKE 'snapshot-window-%'", dbname)[0][0]
+    assert (watermarks == 0) if read_only else (watermarks > 0)
+    print(f"seed {seed} read.only={read_only}: {inc.rows} snapshot rows, {watermarks} watermark rows, "
+          f"{len(sink.records)} records")
 
 
 def test_stop_pause_resume_and_conditions(pg: PostgresCluster, dbname: str) -> None:

@@ -1,0 +1,59 @@
+"""Incremental snapshot progress in offsets, watermark timestamps and snapshot visibility (no services)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pgcdc.capture.incremental import IncrementalSnapshot, java_instant
+from pgcdc.capture.position import JAVA_NULL, IncrementalProgress, Position
+from pgcdc.sink.memory import MemorySink
+
+
+def test_progress_round_trips_through_the_offset() -> None:
+    progress = IncrementalProgress("sig1", (("public.t", None, None), ("public.c2", "a > 1", "b")), ("5", "x"),
+                                   ("9", "z"), paused=True)
+    offset = Position(100, 90, 95, 7, 1_000, extra=progress.to_fields()).to_offset()
+    assert offset["lsn"] == 100 and offset["incremental_snapshot_correlation_id"] == "sig1"
+    # The field names and forms Debezium 3.6 writes (measured): the collections as a JSON string.
+    assert json.loads(offset["incremental_snapshot_collections"])[1] == {
+        "incremental_snapshot_collections_id": "public.c2",
+        "incremental_snapshot_collections_additional_condition": "a > 1",
+        "incremental_snapshot_collections_surrogate_key": "b"}
+    assert offset["incremental_snapshot_primary_key"] == offset["incremental_snapshot_maximum_key"] == JAVA_NULL
+    assert IncrementalProgress.from_offset(json.loads(json.dumps(offset))) == progress
+
+
+def test_debezium_offset_without_pgcdc_cursor_reads_the_table_again() -> None:
+    offset = {"lsn": 1, "incremental_snapshot_correlation_id": "sig1", "incremental_snapshot_primary_key": JAVA_NULL,
+              "incremental_snapshot_collections": '[{"incremental_snapshot_collections_id":"public.t",'
+              '"incremental_snapshot_collections_additional_condition":null,'
+              '"incremental_snapshot_collections_surrogate_key":null}]'}
+    progress = IncrementalProgress.from_offset(offset)
+    assert progress is not None and progress.collections == (("public.t", None, None),) and progress.key is None
+    assert IncrementalProgress.from_offset({"lsn": 1}) is None
+    assert Position(1, 1, 1, 1, 1).to_offset().keys() == {"lsn_proc", "messageType", "lsn_commit", "lsn", "txId",
+                                                           "ts_usec"}
+
+
+@pytest.mark.parametrize(("ns", "text"), [
+    (1795437703990880205, "2026-11-23T12:41:43.990880205Z"),
+    (1795437703990880000, "2026-11-23T12:41:43.990880Z"),
+    (1795437703990000000, "2026-11-23T12:41:43.990Z"),
+    (1795437703000000000, "2026-11-23T12:41:43Z"),
+])
+def test_watermark_timestamps_print_as_java_instants(ns: int, text: str) -> None:
+    assert java_instant(ns) == text
+
+
+def test_read_only_visibility_follows_the_snapshot() -> None:
+    inc = IncrementalSnapshot(connect=lambda: None, signal_table="public.s", chunk_size=1,  # type: ignore
+                              build=lambda s, t: None, captured=lambda: [], sink=MemorySink(), topic_prefix="p",
+                              database="d", headers=[], read_only=True)
+    epoch = 3 << 32
+    inc.snap = (epoch + 100, epoch + 110, frozenset({epoch + 105}))
+    assert inc._visible(99) and inc._visible(104)
+    assert not inc._visible(105) and not inc._visible(110) and not inc._visible(200)
+    inc.snap = ((4 << 32) + 5, (4 << 32) + 20, frozenset())  # just after a wrap: old xids belong to epoch 3
+    assert inc._visible(0xFFFFFFF0) and inc._visible(4) and not inc._visible(25)
