@@ -397,12 +397,16 @@ class ConnectorConfig(BaseModel):
 
     def captures(self, schema: str, table: str) -> bool:
         """Debezium's include/exclude rules: include lists win; regexes match the whole name. The signal table
-        is always captured: Debezium 3.6 emits its rows (watermarks too) whatever the filters say (measured)."""
+        is always captured: Debezium 3.6 emits its rows (watermarks too) and adds it to a filtered publication
+        whatever the filters say (measured)."""
         if table == "spatial_ref_sys":  # PostGIS's: a system table to Debezium, never captured (measured on 3.6)
             return False
-        full = f"{schema}.{table}"
-        if self.signal_data_collection is not None and full == self.signal_data_collection:
+        if self.signal_data_collection is not None and f"{schema}.{table}" == self.signal_data_collection:
             return True
+        return self._filters_capture(schema, table)
+
+    def _filters_capture(self, schema: str, table: str) -> bool:
+        full = f"{schema}.{table}"
         if self.table_include_list:
             return any(re.fullmatch(p, full) for p in self.table_include_list)
         if self.table_exclude_list and any(re.fullmatch(p, full) for p in self.table_exclude_list):
@@ -416,6 +420,8 @@ class ConnectorConfig(BaseModel):
     def snapshots(self, schema: str, table: str) -> bool:
         """snapshot.include.collection.list: the captured tables whose rows the snapshot reads (all if unset)."""
         full = f"{schema}.{table}"
+        if full == self.signal_data_collection and not self._filters_capture(schema, table):
+            return False  # the initial snapshot leaves out a signal table the filters do not name (Debezium 3.6)
         return not self.snapshot_include_collection_list or any(
             re.fullmatch(p, full) for p in self.snapshot_include_collection_list)
 

@@ -57,3 +57,16 @@ def test_read_only_visibility_follows_the_snapshot() -> None:
     assert not inc._visible(105) and not inc._visible(110) and not inc._visible(200)
     inc.snap = ((4 << 32) + 5, (4 << 32) + 20, frozenset())  # just after a wrap: old xids belong to epoch 3
     assert inc._visible(0xFFFFFFF0) and inc._visible(4) and not inc._visible(25)
+
+
+@pytest.mark.parametrize(("include", "snapshotted"), [("public.t", False), ("public.t,public.sig", True)])
+def test_signal_table_is_captured_but_left_out_of_the_initial_snapshot(include: str, snapshotted: bool) -> None:
+    """Measured on Debezium 3.6: the signal table joins a filtered publication and its rows are emitted, but the
+    initial snapshot reads it only when the filters name it."""
+    from pgcdc.config import build_config
+
+    c = build_config({"name": "x", "topic.prefix": "p", "database.hostname": "h", "database.user": "u",
+                      "database.dbname": "d", "sink.type": "file", "offset.storage": "memory",
+                      "table.include.list": include, "signal.data.collection": "public.sig"})
+    assert c.captures("public", "sig") and c.captures("public", "t") and not c.captures("public", "other")
+    assert c.snapshots("public", "sig") is snapshotted and c.snapshots("public", "t")
