@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 import threading
 import time
 from contextlib import ExitStack
@@ -313,7 +314,9 @@ class Connector:
             captured=lambda: [t for t in slots.captured_tables(conn, c)
                               if f"{t[0]}.{t[1]}" != c.signal_data_collection],
             sink=sink, topic_prefix=c.topic_prefix, database=c.database_dbname, headers=self.context_headers,
-            progress=IncrementalProgress.from_offset(stored) if stored else None, read_only=c.read_only)
+            progress=IncrementalProgress.from_offset(stored) if stored else None, read_only=c.read_only,
+            table_order=lambda name: (next((i for i, p in enumerate(c.table_include_list) if re.fullmatch(p, name)),
+                                           len(c.table_include_list)), name))
 
     def _snapshot_decision(self, stored: dict[str, Any] | None, existing: tuple[int, bool] | None
                            ) -> tuple[bool, bool]:

@@ -229,7 +229,8 @@ class ChangeCapture:
             # A signal row, or a change that makes a buffered incremental-snapshot row stale (DBLog).
             last = self.last_commit_lsn
             inc.change(msg.relation_oid, getattr(msg, "new", None), getattr(msg, "old", None),
-                       f'["{last}","{lsn}"]' if last is not None else f'[null,"{lsn}"]', self.xid)
+                       f'["{last}","{lsn}"]' if last is not None else f'[null,"{lsn}"]', self.xid, lsn,
+                       type(msg) is m.Insert)
         return None if t is None or skipped else t
 
     def _insert(self, msg: m.Insert, lsn: int) -> None:

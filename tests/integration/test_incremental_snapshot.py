@@ -201,3 +201,29 @@ def test_stop_pause_resume_and_conditions(pg: PostgresCluster, dbname: str) -> N
         wait_for(lambda: any(rec["value"]["payload"]["after"]["id"] == "stop" for rec in sink.records
                              if rec["topic"] == "test.public.dbz_signal"), 30, "the stop signal")
         assert not inc.running and inc.window is None
+
+
+def test_blocking_snapshot_under_concurrent_writes_folds_to_the_database(pg: PostgresCluster, dbname: str) -> None:
+    """type: blocking: streaming waits while the tables are read in a new snapshot; the changes committed
+    meanwhile are streamed after the rows."""
+    rows = 1500
+    pg.execute(SETUP % {"rows": rows}, dbname)
+    sink = MemorySink()
+    stop = threading.Event()
+    with Running(make_config(pg, dbname, **props()), sink=sink):
+        w = threading.Thread(target=writer, args=(pg, dbname, stop, 7, rows), daemon=True)
+        w.start()
+        time.sleep(0.3)
+        signal(pg, dbname, "execute-snapshot", {"data-collections": ["public.a", "public.b"], "type": "blocking"})
+        wait_for(lambda: len(snapshot_ops(sink.records, "test.public.b")) > 0, 60, "the blocking snapshot")
+        time.sleep(0.5)
+        stop.set()
+        w.join(30)
+        signal(pg, dbname, "log", {"message": "end"}, "end-marker")
+        wait_for(lambda: any(rec["key"]["payload"] == {"id": "end-marker"} for rec in sink.records
+                             if rec["topic"] == "test.public.dbz_signal"), 60, "the marker")
+    marks = [p["source"]["snapshot"] for t in ("a", "b") for p in snapshot_ops(sink.records, f"test.public.{t}")]
+    assert marks[0] == "first" and marks[-1] == "last" and "incremental" not in marks
+    for table, key in (("a", ("id",)), ("b", ("k1", "k2"))):
+        folded, expected = fold(sink.records, f"test.public.{table}"), db_state(pg, dbname, table, key)
+        assert folded == expected, (table, len(folded), len(expected))
