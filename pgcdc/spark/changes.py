@@ -22,7 +22,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from pgcdc.spark.schema import DecodeOptions, RowCodec, envelope_fields, row_codec
+from pgcdc.spark.schema import DecodeOptions, envelope_fields, row_codec
 
 POS = "__pgcdc_pos"
 DELETED = "__pgcdc_deleted"
@@ -168,7 +168,7 @@ def _decode_table(good: DataFrame, topic: str, versions: list[Any],
                                                   ).alias("kp"))
             key_vals, key_err = key_codec.decode(F.col("kp.payload"))
             cols = [F.lit(None).cast(latest.typed[n].dataType).alias(n) for n in latest.names if n not in keys]
-            parts.append(_finish(parsed, key_vals, cols, key_err, tombstone=True, keys=keys, latest=latest))
+            parts.append(_finish(parsed, key_vals, cols, key_err, tombstone=True))
             continue
         after = envelope_fields(json.loads(v["vs"])).get("after")
         if after is None:
@@ -198,7 +198,7 @@ def _decode_table(good: DataFrame, topic: str, versions: list[Any],
             else:
                 cols.append(F.lit(None).cast(target).alias(name))
         error = F.coalesce(err, key_err) if key_err is not None else err
-        parts.append(_finish(parsed, key_vals, cols, error, tombstone=False, keys=keys, latest=latest))
+        parts.append(_finish(parsed, key_vals, cols, error, tombstone=False))
 
     if not parts:
         return None, None
@@ -230,7 +230,8 @@ def _key_field(keys: tuple[str, ...], name: str, versions: list[Any], options: D
 
 
 def _finish(parsed: DataFrame, key_vals: list[Column], cols: list[Column], error: Column | None,
-            tombstone: bool, keys: tuple[str, ...], latest: RowCodec) -> DataFrame:
+            tombstone: bool) -> DataFrame:
+    """One schema version's rows: key columns, aligned value columns, and what ordering and errors need."""
     kind = F.lit(2) if tombstone else F.when(F.col("op") == "r", F.lit(0)).otherwise(F.lit(1))
     return parsed.select(
         *key_vals, *cols,

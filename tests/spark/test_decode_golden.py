@@ -162,3 +162,26 @@ def test_golden_capture_decodes_like_the_reference(golden: dict[str, Any], scena
         # delete images carry only the key (and fallbacks) under REPLICA IDENTITY DEFAULT; compare the fields
         # the table's newest schema has (older versions' fields are aligned to it)
         assert {k: got[key][k] for k in want if k in got[key]} == {k: v for k, v in want.items() if k in got[key]}, key
+
+
+@pytest.mark.parametrize("mode", ["bytes", "base64", "base64-url-safe", "hex"])
+def test_bytea_in_every_binary_handling_mode(spark: SparkSession, mode: str) -> None:
+    """binary.handling.mode: 'bytes' is Connect bytes (base64 in JSON); the others are strings that only the
+    propagated source type (column.propagate.source.type) marks as bytea."""
+    from pyspark.sql import functions as F
+
+    from pgcdc.spark.schema import SOURCE_TYPE, codec
+
+    values = [b"", b"\x00", b"\xff\xfe\xfd", bytes(range(256)), b"\xfb\xff"]
+    encode = {"bytes": lambda b: base64.b64encode(b).decode(), "base64": lambda b: base64.b64encode(b).decode(),
+              "base64-url-safe": lambda b: base64.urlsafe_b64encode(b).decode(), "hex": bytes.hex}[mode]
+    schema: dict[str, Any] = {"type": "bytes"} if mode == "bytes" else {
+        "type": "string", "parameters": {SOURCE_TYPE: "BYTEA"}}
+    fc = codec(schema, DecodeOptions(binary_mode=mode))
+    df = spark.createDataFrame([(encode(v),) for v in values], "v string")
+    value, error = fc.decode(F.col("v"))
+    rows = df.select(value.alias("b"), (error if error is not None else F.lit(False)).alias("e")).collect()
+    assert [bytes(r["b"]) for r in rows] == values
+    assert not any(r["e"] for r in rows)
+    plain_text = codec({"type": "string"}, DecodeOptions(binary_mode=mode))
+    assert plain_text.typed.simpleString() == "string"  # without the source type a string stays a string
