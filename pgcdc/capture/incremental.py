@@ -138,8 +138,9 @@ class IncrementalSnapshot:
     def offset_fields(self) -> tuple[tuple[str, Any], ...]:
         if not self.collections:
             return ()
+        types = self.current.plan.pk_types if self.current is not None else ()
         return IncrementalProgress(self.correlation_id, tuple(self.collections), self.key, self.max_key,
-                                   self.paused).to_fields()
+                                   self.paused, types).to_fields()
 
     def start(self) -> None:
         """After (re)start: continue a snapshot the offsets say is under way."""

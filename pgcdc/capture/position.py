@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from pgcdc.capture import java_keys
+
 
 @dataclass(frozen=True, slots=True)
 class Position:
@@ -145,8 +147,6 @@ def snapshot_in_progress(offset: dict[str, Any] | None) -> bool:
 
 
 INCREMENTAL_PROGRESS_FIELD = "pgcdc_incremental"
-# Java serialization of a null Object[]: what Debezium stores as the key of a table not read from yet.
-JAVA_NULL = "aced000570"
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,10 +155,11 @@ class IncrementalProgress:
 
     Debezium's fields: `incremental_snapshot_correlation_id` (the signal's id), `incremental_snapshot_collections`
     (a JSON string of the tables still to read, the first one being read), `incremental_snapshot_primary_key`
-    and `incremental_snapshot_maximum_key` (Java-serialized key arrays, hex). pgcdc writes a null array for
-    the two keys (a Debezium given this offset reads the current table again from its start) and keeps its own
-    cursor in `pgcdc_incremental`: the first table was emitted up to `key`, read up to `max` (output-function
-    text), and whether the snapshot is paused.
+    and `incremental_snapshot_maximum_key` (Java-serialized key arrays, hex: capture/java_keys.py; a null
+    array for key types not serialized there, which makes Debezium read the current table again from its
+    start). pgcdc keeps its own cursor in `pgcdc_incremental`: the first table was emitted up to `key`, read
+    up to `max` (output-function text), and whether the snapshot is paused; without it (Debezium's offset)
+    the keys come from Debezium's fields.
     """
 
     correlation_id: str | None
@@ -166,6 +167,7 @@ class IncrementalProgress:
     key: tuple[str, ...] | None
     max_key: tuple[str, ...] | None
     paused: bool = False
+    key_types: tuple[str, ...] = ()  # format_type() of the key columns, for Debezium's serialized keys
 
     def to_fields(self) -> tuple[tuple[str, Any], ...]:
         collections = [{"incremental_snapshot_collections_id": c,
@@ -176,9 +178,9 @@ class IncrementalProgress:
         if self.correlation_id is not None:
             fields.append(("incremental_snapshot_correlation_id", self.correlation_id))
         fields += [
-            ("incremental_snapshot_maximum_key", JAVA_NULL),
+            ("incremental_snapshot_maximum_key", java_keys.encode(self.max_key, self.key_types)),
             ("incremental_snapshot_collections", json.dumps(collections, separators=(",", ":"))),
-            ("incremental_snapshot_primary_key", JAVA_NULL),
+            ("incremental_snapshot_primary_key", java_keys.encode(self.key, self.key_types)),
             (INCREMENTAL_PROGRESS_FIELD, json.dumps(cursor, separators=(",", ":"))),
         ]
         return tuple(fields)
@@ -200,6 +202,9 @@ class IncrementalProgress:
         def key(v: Any) -> tuple[str, ...] | None:
             return tuple(str(x) for x in v) if v is not None else None
 
-        # Without pgcdc's cursor (an offset Debezium wrote), the first table is read again from its start.
+        if not isinstance(cursor_text, str):  # an offset Debezium wrote: its serialized keys, where readable
+            return cls(offset.get("incremental_snapshot_correlation_id"), collections,
+                       java_keys.decode(offset.get("incremental_snapshot_primary_key")),
+                       java_keys.decode(offset.get("incremental_snapshot_maximum_key")))
         return cls(offset.get("incremental_snapshot_correlation_id"), collections, key(cursor.get("key")),
                    key(cursor.get("max")), bool(cursor.get("paused")))

@@ -19,6 +19,7 @@ from typing import Any
 
 from pgcdc.local import PostgresCluster
 from pgcdc.sink.file import FileSink
+from pgcdc.sink.memory import MemorySink
 from tests.conformance.compare import differences, load
 from tests.conformance.oracle import start_oracle, stop_oracle
 from tests.conformance.test_debezium_streaming import lines, slot_active
@@ -160,3 +161,86 @@ def test_incremental_snapshot_records_match_debezium(pg: PostgresCluster, tmp_pa
                 pending = []
     print(f"incremental: {len(theirs)} Debezium records, {len(ours)} pgcdc records, {len(problems)} differences")
     assert not problems, "\n".join(problems[:40])
+
+
+def r_keys(records: list[dict[str, Any]], topic: str) -> list[tuple[Any, ...]]:
+    return [(int(p["after"]["a"]), str(p["after"]["b"])) for r in records if r["topic"] == topic and r["value"]
+            for p in [r["value"]["payload"]] if p["op"] == "r"]
+
+
+INTEROP_SETUP = ("CREATE TABLE c2 (a bigint, b text, v int, PRIMARY KEY (a, b));"
+                 "INSERT INTO c2 SELECT g / 10, 'k' || g, g FROM generate_series(1, 3000) g;" + SETUP.split(";")[-1])
+
+
+def interop_props(pg: PostgresCluster, db: str, offsets: Path) -> dict[str, str]:
+    return {**pg.connection_properties(db), "name": "interop", "topic.prefix": "dbserver1",
+            "snapshot.mode": "no_data", "slot.name": f"s_{db}", "publication.name": f"p_{db}",
+            "signal.data.collection": "public.dbz_signal", "incremental.snapshot.chunk.size": "50",
+            "offset.storage.file.filename": str(offsets)}
+
+
+def oracle_config(props: dict[str, str]) -> dict[str, Any]:
+    return {"name": "interop", "config": {
+        **props, "offset.storage": "org.apache.kafka.connect.storage.FileOffsetBackingStore",
+        "offset.flush.interval.ms": "100"}}
+
+
+def test_debezium_continues_a_pgcdc_incremental_snapshot(pg: PostgresCluster, dbname: str, tmp_path: Path) -> None:
+    """pgcdc's offset carries Debezium's serialized keys: Debezium goes on after the last key pgcdc emitted."""
+    pg.execute(INTEROP_SETUP, dbname)
+    props = interop_props(pg, dbname, tmp_path / "offsets.dat")
+    sink = FileSink(str(tmp_path / "pgcdc.jsonl"))
+    with Running(make_config(pg, dbname, **{**props, "offset.storage": "file"}), sink=sink) as r:
+        inc = r.connector.capture.incremental  # type: ignore[union-attr]
+        pg.execute("INSERT INTO dbz_signal VALUES ('go', 'execute-snapshot', "
+                   "'{\"data-collections\": [\"public.c2\"]}')", dbname)
+        wait_for(lambda: inc.rows >= 500, 60, "500 snapshot rows")
+        pg.execute("INSERT INTO dbz_signal VALUES ('p', 'pause-snapshot', NULL)", dbname)
+        wait_for(lambda: inc.paused and inc.window is None, 30, "the pause")
+        pg.execute("INSERT INTO dbz_signal VALUES ('marker', 'log', '{\"message\": \"x\"}')", dbname)
+        wait_for(lambda: b'"marker"' in (tmp_path / "pgcdc.jsonl").read_bytes(), 30, "the marker")
+        time.sleep(0.5)  # an offset flush after the marker's commit
+    ours = r_keys(load(tmp_path / "pgcdc.jsonl"), "dbserver1.public.c2")
+    out = tmp_path / "dbz.jsonl"
+    proc = start_oracle(oracle_config(props), out)
+    try:
+        wait_for(lambda: lines(out) and b"snapshot-window-close" in out.read_bytes()
+                 and not proc.poll() and '"r"' in out.read_text() and len(r_keys(load(out), "dbserver1.public.c2"))
+                 >= 3000 - len(ours), 180, "Debezium to finish the snapshot")
+    finally:
+        stop_oracle(proc, out)
+    theirs = r_keys(load(out), "dbserver1.public.c2")
+    print(f"pgcdc emitted {len(ours)} rows up to {ours[-1]}; Debezium went on from {theirs[0]} with {len(theirs)}")
+    expected = sorted(pg.execute("SELECT a, b FROM c2", dbname))
+    assert sorted(ours + theirs) == expected  # every row once: Debezium started after pgcdc's last key
+
+
+def test_pgcdc_continues_a_debezium_incremental_snapshot(pg: PostgresCluster, dbname: str, tmp_path: Path) -> None:
+    """A Debezium offset mid-snapshot: pgcdc reads its serialized key and goes on from there."""
+    pg.execute(INTEROP_SETUP, dbname)
+    props = interop_props(pg, dbname, tmp_path / "offsets.dat")
+    out = tmp_path / "dbz.jsonl"
+    proc = start_oracle(oracle_config(props), out)
+    try:
+        wait_for(lambda: pg.execute(f"SELECT active FROM pg_replication_slots WHERE slot_name = 's_{dbname}'")
+                 == [(True,)] or proc.poll() is not None, 120, "Debezium to stream")
+        pg.execute("INSERT INTO dbz_signal VALUES ('go', 'execute-snapshot', "
+                   "'{\"data-collections\": [\"public.c2\"]}')", dbname)
+        wait_for(lambda: len(r_keys(load(out), "dbserver1.public.c2")) >= 300, 120, "Debezium's first rows")
+    finally:
+        stop_oracle(proc, out)
+    theirs = r_keys(load(out), "dbserver1.public.c2")
+    sink = MemorySink()
+    with Running(make_config(pg, dbname, **{**props, "offset.storage": "file", "sink.type": "file"}), sink=sink) as r:
+        inc = r.connector.capture.incremental  # type: ignore[union-attr]
+        started_at = inc.key
+        wait_for(lambda: inc.rows > 0 and not inc.running, 120, "pgcdc to finish the snapshot")
+    ours = [tuple(p["after"][k] for k in ("a", "b")) for rec in sink.records
+            if rec["topic"] == "dbserver1.public.c2" and rec["value"]
+            for p in [rec["value"]["payload"]] if p["op"] == "r"]
+    print(f"Debezium emitted {len(theirs)} rows up to {theirs[-1]}; pgcdc went on after {started_at} "
+          f"with {len(ours)}")
+    assert started_at is not None, "pgcdc did not read Debezium's key"
+    expected = sorted(pg.execute("SELECT a, b FROM c2", dbname))
+    assert set(ours + theirs) == set(expected)
+    assert len(ours) < len(expected)  # not read again from the start
