@@ -101,7 +101,7 @@ def tls_db(tls_pg: PostgresCluster) -> Iterator[str]:
     yield name
     tls_pg.execute(f"SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
                    f"WHERE database = '{name}' AND NOT active")
-    tls_pg.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    tls_pg.drop_database(name)
 
 
 def ssl_sessions(pg: PostgresCluster, db: str) -> list[tuple[bool, str | None, str | None]]:
@@ -184,6 +184,8 @@ def test_tls_refusals_are_one_line(tls_pg: PostgresCluster, tls_db: str, certs: 
             config[key] = value.format(other_ca=certs.other_ca)
     line = one_error(run_cli(tmp_path, config))
     for text in expected:
+        if text == "no encryption" and tls_pg.major < 14:
+            text = "SSL off"  # the server's wording for a refused plain connection before PostgreSQL 14
         assert text in line, line
     assert "tls-secret-pw" not in line
     assert tls_pg.execute(f"SELECT 1 FROM pg_replication_slots WHERE database = '{tls_db}'") == []
