@@ -201,9 +201,19 @@ class ConnectorConfig(BaseModel):
     signal_data_collection: str | None = Field(None, alias="signal.data.collection")
     """Signal table `<schema>.<table>` (id, type, data): signals inserted there; incremental snapshot watermarks."""
     signal_enabled_channels: tuple[str, ...] = Field(("source",), alias="signal.enabled.channels")
-    """Signal channels: pgcdc reads `source` (the signal table); others are not read, with a warning."""
+    """Signal channels read: source (the signal table), kafka, file; others (jmx) are warned about."""
     incremental_snapshot_chunk_size: int = Field(1024, alias="incremental.snapshot.chunk.size", gt=0)
     """Rows an incremental snapshot reads per window."""
+    signal_kafka_topic: str | None = Field(None, alias="signal.kafka.topic")
+    """Kafka topic of the kafka signal channel (records keyed by topic.prefix)."""
+    signal_kafka_bootstrap_servers: str | None = Field(None, alias="signal.kafka.bootstrap.servers")
+    """Brokers of the signal topic (bootstrap.servers if unset)."""
+    signal_kafka_group_id: str = Field("kafka-signal", alias="signal.kafka.groupId")
+    """Consumer group that keeps the signal topic's read position."""
+    signal_file: str = Field("file-signals.txt", alias="signal.file")
+    """File of the file signal channel: one JSON signal per line, removed once read."""
+    signal_poll_interval_ms: int = Field(5000, alias="signal.poll.interval.ms", gt=0)
+    """How often the kafka and file signal channels are read."""
     read_only: bool = Field(False, alias="read.only")
     """Incremental snapshots without writes: windows from pg_current_snapshot(), no watermark rows."""
     tombstones_on_delete: bool = Field(True, alias="tombstones.on.delete")

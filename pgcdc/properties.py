@@ -14,8 +14,6 @@ ACCEPTED_NOT_IMPLEMENTED: frozenset[str] = frozenset(
     snapshot.locking.mode snapshot.query.mode snapshot.custom.class snapshot.mode.custom.name
     snapshot.tables.order.by.row.count
     incremental.snapshot.allow.schema.changes incremental.snapshot.watermarking.strategy
-    signal.kafka.topic signal.kafka.bootstrap.servers
-    signal.kafka.groupId signal.poll.interval.ms signal.file
     heartbeat.topics.prefix
     schema.refresh.mode schema.name.adjustment.mode field.name.adjustment.mode sanitize.field.names
     slot.stream.params

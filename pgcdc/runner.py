@@ -20,6 +20,7 @@ import psycopg
 
 from pgcdc.capture.changes import ChangeCapture
 from pgcdc.capture.incremental import IncrementalSnapshot
+from pgcdc.capture.signals import FileSignals, KafkaSignals
 from pgcdc.capture.position import (IncrementalProgress, ResumePoint, SnapshotDone, SnapshotProgress,
                                     snapshot_in_progress)
 from pgcdc.capture.snapshot import Snapshot
@@ -30,7 +31,8 @@ from pgcdc.durability import Checkpointer
 from pgcdc.envelope.columns import ColumnRules
 from pgcdc.envelope.source import context_headers
 from pgcdc.envelope.table import ColumnSpec, EnvelopeSettings, TableEvents
-from pgcdc.errors import OffsetError, PgcdcError, RecordTooLarge, SinkError, SlotInUse, SlotLost, SourceError
+from pgcdc.errors import (ConfigError, OffsetError, PgcdcError, RecordTooLarge, SinkError, SlotInUse, SlotLost,
+                          SourceError)
 from pgcdc.lsn import format_lsn
 from pgcdc.metrics import Health, MetricsServer, SlotWatch
 from pgcdc.offsets import OffsetStore, make_offset_store
@@ -279,7 +281,7 @@ class Connector:
             transaction_topic=c.transaction_topic,
         )
         stack.callback(capture.streams.close)
-        if c.signal_data_collection:
+        if c.signal_data_collection or {"kafka", "file"} & set(c.signal_enabled_channels):
             capture.incremental = self._incremental(conn, catalog, sink, stored)
             stack.callback(capture.incremental.close)
             capture.incremental.start()  # an incremental snapshot the offsets say is under way
@@ -304,12 +306,24 @@ class Connector:
                 for col in info.columns))
             return snapshot_tables(rel)
 
-        assert c.signal_data_collection is not None
-        others = [ch for ch in c.signal_enabled_channels if ch != "source"]
+        others = [ch for ch in c.signal_enabled_channels if ch not in ("source", "kafka", "file")]
         if others:
-            log.warning("signal.enabled.channels: %s not read; pgcdc reads signals from the signal table only", others)
+            log.warning("signal.enabled.channels: %s not read; pgcdc reads the source, kafka and file channels",
+                        others)
+        if not c.signal_data_collection and not c.read_only:
+            log.warning("signal.data.collection is not set: incremental snapshots need it for their watermarks "
+                        "(or read.only=true)")
+        channels: list[Any] = []
+        if "kafka" in c.signal_enabled_channels:
+            bootstrap = c.signal_kafka_bootstrap_servers or c.bootstrap_servers
+            if not c.signal_kafka_topic or not bootstrap:
+                raise ConfigError("signal.enabled.channels=kafka needs signal.kafka.topic and "
+                                  "signal.kafka.bootstrap.servers (or bootstrap.servers)")
+            channels.append(KafkaSignals(bootstrap, c.signal_kafka_topic, c.signal_kafka_group_id, c.topic_prefix))
+        if "file" in c.signal_enabled_channels:
+            channels.append(FileSignals(c.signal_file))
         return IncrementalSnapshot(
-            connect=lambda: connect(c), signal_table=c.signal_data_collection,
+            connect=lambda: connect(c), signal_table=c.signal_data_collection or "", channels=channels,
             chunk_size=c.incremental_snapshot_chunk_size, build=build,
             captured=lambda: [t for t in slots.captured_tables(conn, c)
                               if f"{t[0]}.{t[1]}" != c.signal_data_collection],
@@ -405,6 +419,10 @@ class Connector:
         next_heartbeat = time.monotonic() + hb_interval
         n = 0
         read_only_inc = capture.incremental if capture.incremental is not None and self.config.read_only else None
+        channels_inc = capture.incremental if capture.incremental is not None and capture.incremental.channels \
+            else None
+        signal_interval = self.config.signal_poll_interval_ms / 1000
+        next_signal_poll = time.monotonic() + signal_interval
         while not stop.is_set():
             frame = read(0.2)
             if frame is not None:
@@ -426,6 +444,10 @@ class Connector:
             if now >= next_flush:
                 checkpointer.checkpoint(capture.position)
                 next_flush = now + interval
+            if channels_inc is not None and now >= next_signal_poll and not capture.in_transaction:
+                at = capture.position
+                channels_inc.poll_channels(at.end_lsn if at else 0, at.xid if at else 0)  # signal.kafka.topic, .file
+                next_signal_poll = now + signal_interval
 
 
     def _check_offset_against_slot(self, stored: dict[str, Any], confirmed: int) -> None:

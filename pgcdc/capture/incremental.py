@@ -84,10 +84,11 @@ class IncrementalSnapshot:
                  build: Callable[[str, str], TableEvents | None], captured: Callable[[], list[tuple[str, str]]],
                  sink: Sink, topic_prefix: str, database: str, headers: list[tuple[str, bytes]],
                  progress: IncrementalProgress | None = None, read_only: bool = False,
-                 table_order: Callable[[str], Any] = lambda name: name) -> None:
+                 table_order: Callable[[str], Any] = lambda name: name, channels: list[Any] | None = None) -> None:
         self._connect = connect
         self.read_only = read_only
         self.table_order = table_order  # a blocking snapshot's table order
+        self.channels = channels or []  # KafkaSignals / FileSignals
         # read.only: the chunk's database snapshot (xmin, xmax, in-progress xids; 64-bit) and the WAL insert
         # position read with it, instead of watermark rows.
         self.snap: tuple[int, int, frozenset[int]] | None = None
@@ -150,7 +151,21 @@ class IncrementalSnapshot:
             if not self.paused:
                 self.read_chunk()
 
+    def poll_channels(self, lsn: int = 0, xid: int = 0) -> None:
+        """Signals from the Kafka topic and the file (capture/signals.py), between transactions; `lsn` and `xid`
+        are the stream's position, for a blocking snapshot's records."""
+        for channel in self.channels:
+            signals = channel.poll()
+            for sig_id, kind, data in signals:
+                self._at = (lsn, xid)
+                self._signal(sig_id, kind, data, "")
+                self.after_signal()
+            if signals:
+                channel.commit()
+
     def close(self) -> None:
+        for channel in self.channels:
+            channel.close()
         if self._conn is not None:
             self._conn.close()
             self._conn = None
@@ -279,6 +294,8 @@ class IncrementalSnapshot:
             return
         conditions = {str(c.get("data-collection")): c.get("filter")
                       for c in data.get("additional-conditions") or [] if isinstance(c, dict)}
+        if isinstance(data.get("additional-condition"), str) and data["additional-condition"]:
+            conditions.setdefault(".*", data["additional-condition"])  # the older form: one for every table
         surrogate = data.get("surrogate-key") or None
         captured = [f"{s}.{t}" for s, t in self.captured()]
         added = []

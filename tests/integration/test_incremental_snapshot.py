@@ -13,13 +13,14 @@ import json
 import random
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
 
 from pgcdc.capture.position import IncrementalProgress
-from pgcdc.local import PostgresCluster
+from pgcdc.local import PostgresCluster, TansuBroker
 from pgcdc.offsets.memory import MemoryOffsetStore
 from pgcdc.sink.memory import MemorySink
 from tests.harness import Running, make_config, wait_for
@@ -227,3 +228,45 @@ def test_blocking_snapshot_under_concurrent_writes_folds_to_the_database(pg: Pos
     for table, key in (("a", ("id",)), ("b", ("k1", "k2"))):
         folded, expected = fold(sink.records, f"test.public.{table}"), db_state(pg, dbname, table, key)
         assert folded == expected, (table, len(folded), len(expected))
+
+
+def test_kafka_and_file_signal_channels(pg: PostgresCluster, dbname: str, broker: TansuBroker,
+                                        tmp_path: Path) -> None:
+    """signal.enabled.channels=source,kafka,file: a record keyed by topic.prefix on signal.kafka.topic, a line
+    in signal.file; a Kafka signal handled before a restart is not handled again after it."""
+    from confluent_kafka import Producer
+
+    pg.execute(SETUP % {"rows": 300}, dbname)
+    topic = f"signals_{dbname}"
+    signal_file = tmp_path / "signals.txt"
+    config = make_config(pg, dbname, broker.bootstrap_servers, **props(**{
+        "signal.enabled.channels": "source,kafka,file", "signal.kafka.topic": topic,
+        "signal.kafka.groupId": f"g_{dbname}", "signal.file": str(signal_file), "signal.poll.interval.ms": "100"}))
+    producer = Producer({"bootstrap.servers": broker.bootstrap_servers})
+
+    def send(key: str, value: dict[str, Any]) -> None:
+        producer.produce(topic, key=key.encode(), value=json.dumps(value).encode(), partition=0)
+        producer.flush(10)
+
+    send("test", {"type": "log", "data": {"message": "created the topic"}})
+    offsets = MemoryOffsetStore()
+    first = MemorySink()
+    with Running(config, sink=first, offsets=offsets) as r:
+        inc = r.connector.capture.incremental  # type: ignore[union-attr]
+        send("other-connector", {"type": "execute-snapshot", "data": {"data-collections": ["public.b"]}})
+        send("test", {"type": "execute-snapshot", "data": {"data-collections": ["public.a"], "type": "INCREMENTAL"}})
+        wait_for(lambda: len(snapshot_ops(first.records, "test.public.a")) >= 300 and not inc.running, 60,
+                 "the snapshot asked for on Kafka")
+        signal_file.write_text(json.dumps({"id": "f1", "type": "execute-snapshot",
+                                           "data": {"data-collections": ["public.b"]}}) + "\n")
+        wait_for(lambda: len(snapshot_ops(first.records, "test.public.b")) >= 300 and not inc.running, 60,
+                 "the snapshot asked for in the file")
+        assert signal_file.read_text() == ""
+    assert len(snapshot_ops(first.records, "test.public.a")) == 300  # the other connector's signal was skipped
+    second = MemorySink()
+    with Running(config, sink=second, offsets=offsets) as r:
+        inc = r.connector.capture.incremental  # type: ignore[union-attr]
+        send("test", {"type": "execute-snapshot", "data": {"data-collections": ["public.b"]}})
+        wait_for(lambda: len(snapshot_ops(second.records, "test.public.b")) >= 300 and not inc.running, 60,
+                 "the snapshot asked for after the restart")
+    assert snapshot_ops(second.records, "test.public.a") == []  # the first Kafka signal was not handled again

@@ -1,0 +1,100 @@
+"""Signal channels besides the signal table: a Kafka topic and a file (Debezium's `kafka` and `file`).
+
+Polled from the replication loop between transactions every `signal.poll.interval.ms`. A Kafka signal's key
+is the connector's `topic.prefix` (others are skipped, as Debezium documents) and its value
+`{"type": ..., "data": {...}}`; its id is `<topic>-<partition>-<offset>`. Offsets are committed under
+`signal.kafka.groupId` once a signal was handled, so a restart does not repeat it; a new group reads the
+topic from its start. A file holds one JSON signal `{"id", "type", "data"}` per line; the lines are
+removed once read.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+Signal = tuple[str | None, str | None, str | None]  # id, type, data (JSON text), as a signal table row
+
+
+def _data_text(data: Any) -> str | None:
+    if data is None:
+        return None
+    return data if isinstance(data, str) else json.dumps(data)
+
+
+class KafkaSignals:
+    def __init__(self, bootstrap: str, topic: str, group: str, key: str, extra: dict[str, str] | None = None) -> None:
+        from confluent_kafka import Consumer, TopicPartition
+
+        self.topic = topic
+        self.key = key
+        self.consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False,
+                                  "auto.offset.reset": "earliest", **(extra or {})})
+        # Assigned, not subscribed: no group join to wait for; the group only keeps the committed position.
+        self.consumer.assign([TopicPartition(topic, 0)])
+
+    def poll(self) -> list[Signal]:
+        out: list[Signal] = []
+        while True:
+            msg = self.consumer.poll(0)
+            if msg is None:
+                break
+            if msg.error():
+                log.debug("signal topic %s: %s", self.topic, msg.error())
+                continue
+            key = msg.key().decode(errors="replace") if msg.key() is not None else None
+            if key != self.key:
+                log.info("signal on %s skipped: key %r is not the topic.prefix %r", self.topic, key, self.key)
+                continue
+            try:
+                value = json.loads(msg.value() or b"null")
+            except ValueError:
+                log.warning("signal on %s at offset %d is not JSON, skipped", self.topic, msg.offset())
+                continue
+            if isinstance(value, dict):
+                out.append((f"{self.topic}-{msg.partition()}-{msg.offset()}", value.get("type"),
+                            _data_text(value.get("data"))))
+        return out
+
+    def commit(self) -> None:
+        try:
+            self.consumer.commit(asynchronous=False)
+        except Exception as exc:  # nothing consumed yet, or the broker is away: the signal may come again
+            log.debug("signal topic %s: commit: %s", self.topic, exc)
+
+    def close(self) -> None:
+        self.consumer.close()
+
+
+class FileSignals:
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def poll(self) -> list[Signal]:
+        try:
+            with open(self.path, "r+", encoding="utf-8") as f:
+                lines = f.read().splitlines()
+                f.seek(0)
+                f.truncate()
+        except FileNotFoundError:
+            return []
+        out: list[Signal] = []
+        for line in filter(None, (ln.strip() for ln in lines)):
+            try:
+                value = json.loads(line)
+            except ValueError:
+                log.warning("signal file %s: line is not JSON, skipped: %r", self.path, line[:200])
+                continue
+            if isinstance(value, dict):
+                out.append((str(value.get("id")) if value.get("id") is not None else None, value.get("type"),
+                            _data_text(value.get("data"))))
+        return out
+
+    def commit(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
