@@ -135,6 +135,12 @@ class Connector:
         if server is not None or c.pgcdc_wal_warn_bytes:
             self.slot_watch = SlotWatch(self, c.pgcdc_slot_watch_interval_ms / 1000, c.pgcdc_wal_warn_bytes).start()
         slot_waits = retries = 0
+        if self._offsets is None and c.offset_storage == "memory":
+            # One in-memory store for every restart of this process: a restart resumes from what was stored
+            # (the last checkpoint) instead of the slot's older confirmed position.
+            from pgcdc.offsets.memory import MemoryOffsetStore
+
+            self._offsets = MemoryOffsetStore()
         try:
             while True:
                 starts_before = self._streams_started
