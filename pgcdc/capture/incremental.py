@@ -413,7 +413,9 @@ class IncrementalSnapshot:
         self.buffer = {}
         conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         try:
-            row = conn.execute("SELECT pg_current_snapshot()::text, pg_current_wal_insert_lsn() - '0/0'").fetchone()
+            # (txid_current_snapshot() before PostgreSQL 13: the same xmin:xmax:xip text of 64-bit ids)
+            snapshot = "pg_current_snapshot" if conn.info.server_version >= 130000 else "txid_current_snapshot"
+            row = conn.execute(f"SELECT {snapshot}()::text, pg_current_wal_insert_lsn() - '0/0'").fetchone()
             assert row is not None
             xmin, xmax, xip = str(row[0]).split(":")
             self.snap = (int(xmin), int(xmax), frozenset(int(x) for x in xip.split(",") if x))
