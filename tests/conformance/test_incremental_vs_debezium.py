@@ -38,6 +38,7 @@ WORKLOAD = [
     "INSERT INTO dbz_signal VALUES ('blk', 'execute-snapshot', '{\"data-collections\": [\"public.c2\","
     " \"public.t\"], \"type\": \"blocking\", \"additional-conditions\": [{\"data-collection\": \"public.c2\","
     " \"filter\": \"SELECT * FROM public.c2 WHERE v > 1\"}]}')",
+    "WAIT_BLOCKING",  # the blocking snapshot reads the current rows: the next change waits until it is done
     "INSERT INTO t VALUES (100, 'stream')",
     "INSERT INTO dbz_signal VALUES ('sig1', 'execute-snapshot', "
     "'{\"data-collections\": [\"public.t\", \"public.empty_t\", \"public.c2\"], \"type\": \"incremental\"}')",
@@ -82,6 +83,9 @@ def run(pg: PostgresCluster, db: str, tmp_path: Path, debezium: bool) -> list[di
         for stmt in WORKLOAD:
             if stmt == "WAIT":
                 wait_for(snapshot_done, 120, "the incremental snapshot")
+            elif stmt == "WAIT_BLOCKING":
+                wait_for(lambda: path.exists() and re.search(r'"snapshot":\s*"last"', path.read_text()) is not None,
+                         120, "the blocking snapshot")
             else:
                 pg.execute(stmt, db)
                 time.sleep(0.5)
