@@ -155,7 +155,7 @@ class Capture:
         engine = Engine(props)
         version = _server_version(engine)
         if version < 140000 and "heartbeat.interval.ms" not in properties:
-            # drain() on PostgreSQL 12/13 waits for the slot to pass a WAL position: heartbeats move the capture's
+            # drain() before PostgreSQL 14 waits for the slot to pass a WAL position: heartbeats move the capture's
             # position on to what the server has decoded while the captured database is idle.
             props["heartbeat.interval.ms"] = "100"
             engine = Engine(props)
@@ -171,7 +171,7 @@ class Capture:
                 capture._sql(f'DROP PUBLICATION IF EXISTS "{engine.config.publication_name}"')
 
     def _collect(self) -> None:
-        # Events are committed after they are listed: on PostgreSQL 12/13 drain() relies on the slot having
+        # Events are committed after they are listed: before PostgreSQL 14 drain() relies on the slot having
         # moved past a position only once every event before it is in the list.
         for event in self.engine.events():
             if event.kind == "heartbeat":
@@ -232,7 +232,7 @@ class Capture:
         """Every event of changes committed before this call that was not yet returned; then none is pending.
 
         Exact, not a quiet period. PostgreSQL 14+: a marker is written to the WAL (a logical-decoding message)
-        and the call returns once the capture has seen it. PostgreSQL 12/13 (pgoutput sends no messages there):
+        and the call returns once the capture has seen it. PostgreSQL 11 to 13 (pgoutput sends no messages there):
         the call takes the server's WAL insert position and returns once the slot's confirmed_flush_lsn has
         reached it, which the capture confirms only when every event before it is listed.
         """

@@ -1,6 +1,6 @@
 """Large transactions: emitted only at commit, whole, never when aborted.
 
-PostgreSQL 14+ streams them before commit (protocol 2+, streaming=on); 12 and 13 have no streaming in pgoutput
+PostgreSQL 14+ streams them before commit (protocol 2+, streaming=on); 11 to 13 have no streaming in pgoutput
 (protocol 1): the server spills them to disk and decodes them at commit. The events are the same.
 """
 
@@ -19,7 +19,7 @@ from tests.harness import Running, make_config, payload, wait_records
 
 @pytest.fixture(scope="module")
 def small_mem_pg() -> Iterator[PostgresCluster]:
-    """A server that streams (14+) or spills to disk (13) any transaction over 64 kB of decoded changes; 12
+    """A server that streams (14+) or spills to disk (13) any transaction over 64 kB of decoded changes; 11/12
     has no such setting and spills a transaction after 4096 changes."""
     with PostgresCluster() as cluster:
         if cluster.major >= 13:

@@ -106,7 +106,8 @@ def tls_db(tls_pg: PostgresCluster) -> Iterator[str]:
 
 def ssl_sessions(pg: PostgresCluster, db: str) -> list[tuple[bool, str | None, str | None]]:
     """(ssl, TLS version, client certificate DN) of pgcdc's sessions on the database (walsender included)."""
-    return pg.execute(f"SELECT s.ssl, s.version, s.client_dn FROM pg_stat_ssl s JOIN pg_stat_activity a "
+    dn = "client_dn" if pg.major >= 12 else "clientdn"  # renamed in PostgreSQL 12
+    return pg.execute(f"SELECT s.ssl, s.version, s.{dn} FROM pg_stat_ssl s JOIN pg_stat_activity a "
                       f"USING (pid) WHERE a.application_name = 'pgcdc-test' AND a.datname = '{db}'")
 
 
