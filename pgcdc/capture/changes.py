@@ -225,7 +225,7 @@ class ChangeCapture:
             return None
         t = self._table(msg.relation_oid, lsn)
         inc = self.incremental
-        if inc is not None and t is not None and (inc.window_open or msg.relation_oid == inc.signal_oid):
+        if inc is not None and t is not None and (inc.buffer or msg.relation_oid == inc.signal_oid):
             # A signal row, or a change that makes a buffered incremental-snapshot row stale (DBLog).
             last = self.last_commit_lsn
             inc.change(msg.relation_oid, getattr(msg, "new", None), getattr(msg, "old", None),

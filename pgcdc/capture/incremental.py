@@ -200,9 +200,9 @@ class IncrementalSnapshot:
                 self._at = (lsn, xid)
                 self._signal(_text(new, i), _text(new, t), _text(new, d), sequence)
             return
-        if not (self.window_open and self.names.get(oid) == self.current_name and self.current is not None):
+        if not (self.buffer and self.names.get(oid) == self.current_name and self.current is not None):
             return
-        if self.read_only and self._visible(xid):
+        if not self.window_open and self._visible(xid):
             return  # committed before the chunk's snapshot: the buffered row already includes it
         pos = self.key_positions.get(oid)
         if pos is None:
@@ -375,41 +375,31 @@ class IncrementalSnapshot:
         """Open a window, read the next chunk into the buffer, close the window (Debezium's order)."""
         if not self.collections or self.window is not None:
             return
-        if self.read_only:
-            self._read_chunk_read_only()
-            return
         conn = self._db()
+        if self.read_only:
+            self._read(conn)
+            if self.collections:
+                self.window, self.window_open = str(uuid.uuid4()), True
+            return
         window = str(uuid.uuid4())
         opened = java_instant(time.time_ns())
         self._insert(conn, f"{window}-open", OPEN, json.dumps({"openWindowTimestamp": opened}))
-        self.window, self.window_open, self.buffer = window, False, {}
-        while self.collections:
-            t = self._table(conn)
-            if t is None:  # gone, empty, or without a key: next table
-                self._table_done()
-                continue
-            rows = self._select(conn, t)
-            if rows:
-                pk_idx, chunk_idx = t.pk_idx, t.chunk_idx
-                convert = t.events.row
-                for values in rows:
-                    self.buffer[tuple(values[i] for i in pk_idx)] = convert(values, 0)
-                self.read_key = tuple(str(rows[-1][i]) for i in chunk_idx)
-                break
-            log.info("incremental snapshot of %s.%s done", *t.plan.name)
-            self._table_done()
+        self.window, self.window_open = window, False
+        self._read(conn)
         closed = java_instant(time.time_ns())
         self._insert(conn, f"{window}-close", CLOSE,
                      json.dumps({"openWindowTimestamp": opened, "closeWindowTimestamp": closed}))
-        if not self.collections:
-            log.info("incremental snapshot finished: %d record(s)", self.rows)
 
-    def _read_chunk_read_only(self) -> None:
-        """read.only: no watermark rows. The chunk is read in one REPEATABLE READ transaction that also reads
-        pg_current_snapshot() and the WAL insert position; the window is open from here on (every streamed
-        change of a transaction the snapshot does not see drops its key), and closes once the stream passes
-        that position (`position`)."""
-        conn = self._db()
+    def _read(self, conn: psycopg.Connection) -> None:
+        """The next chunk into the buffer, in one REPEATABLE READ transaction that first reads its snapshot
+        (pg_current_snapshot()) and the WAL insert position.
+
+        The snapshot decides which streamed changes make a buffered row stale: those of transactions it does
+        not see. Watermark rows alone are not enough in PostgreSQL: a transaction whose commit record precedes
+        the open row can still be invisible to the SELECT (it leaves the proc array only after its commit
+        record is flushed), and its change, streamed before the open row, is newer than the buffered row.
+        read.only: there are no watermark rows; the window closes once the stream passes the WAL position
+        (`position`)."""
         self.buffer = {}
         conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         try:
@@ -422,7 +412,7 @@ class IncrementalSnapshot:
             self.high_lsn = int(row[1])
             while self.collections:
                 t = self._table(conn)
-                if t is None:
+                if t is None:  # gone, empty, or without a key: next table
                     self._table_done()
                     continue
                 rows = self._select(conn, t)
@@ -437,8 +427,6 @@ class IncrementalSnapshot:
             conn.execute("COMMIT")
         if not self.collections:
             log.info("incremental snapshot finished: %d record(s)", self.rows)
-            return
-        self.window, self.window_open = str(uuid.uuid4()), True
 
     def _run_blocking(self, tables: list[tuple[str, str | None]]) -> None:
         """execute-snapshot with `type: blocking`: streaming waits while the tables are read in one new database
