@@ -13,13 +13,14 @@ import argparse
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import psycopg
 
+from stream import run_recvlogical  # benchmarks/ is the script's folder, first on sys.path
+
 from pgcdc.local import PostgresCluster, TansuBroker
-from pgcdc.lsn import format_lsn, parse_lsn
+from pgcdc.lsn import parse_lsn
 
 CHILD = """
 import json, sys, time
@@ -33,16 +34,6 @@ elapsed = time.perf_counter() - t0
 hwm = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))
 print(json.dumps({"elapsed": elapsed, "events": connector.stats.events, "peak_kb": hwm}))
 """
-
-
-def run_recvlogical(pg: PostgresCluster, db: str, slot: str, pub: str, end_lsn: int) -> float:
-    """Seconds pg_recvlogical takes to drain the slot up to end_lsn (the ceiling)."""
-    exe = Path(pg.bindir) / "pg_recvlogical"
-    t0 = time.perf_counter()
-    subprocess.run([str(exe), "-d", pg.dsn(db), "--slot", slot, "--start", "-f", "/dev/null", "--no-loop",
-                    "-o", "proto_version=1", "-o", f"publication_names={pub}", "-E", format_lsn(end_lsn)],
-                   check=True, capture_output=True, timeout=3600)
-    return time.perf_counter() - t0
 
 
 def one(pg: PostgresCluster, broker: TansuBroker, rows: int) -> tuple[float, float, float]:
