@@ -23,7 +23,7 @@ from pgcdc.capture.position import IncrementalProgress
 from pgcdc.local import PostgresCluster, TansuBroker
 from tests.harness import payload, read_topic, wait_for
 from tests.integration.test_durability import kafka_config, start_cli
-from tests.slow.test_snapshot_kill import stored_offset
+from tests.slow.test_snapshot_kill import stop_after_the_writes, stored_offset
 
 ROWS = 40_000
 
@@ -94,15 +94,7 @@ def test_kill9_during_incremental_snapshot(pg: PostgresCluster, dbname: str, bro
         stop.set()
         if w.is_alive():
             w.join()
-    with psycopg.connect(pg.dsn(dbname), autocommit=True) as conn:
-        conn.execute("INSERT INTO a VALUES (-1, -1)")
-        end = conn.execute("SELECT pg_current_wal_lsn() - '0/0'").fetchone()[0]
-    try:
-        wait_for(lambda: int((stored_offset(cfg) or {}).get("lsn_commit") or 0) >= end, 180,
-                 "streaming past the end of the writes")
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(30) == 0
+    stop_after_the_writes(pg, dbname, cfg, proc)
     state: dict[int, int] = {}
     reads = 0
     for r in read_topic(broker.bootstrap_servers, f"{dbname}.public.a", timeout=180):

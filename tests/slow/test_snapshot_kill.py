@@ -59,6 +59,20 @@ def stored_offset(cfg: dict[str, str]) -> dict[str, Any] | None:
         store.close()
 
 
+def stop_after_the_writes(pg: PostgresCluster, dbname: str, cfg: dict[str, str], proc: Any) -> None:
+    """Everything committed so far is in Kafka once the stored position passes a marker row written now; then
+    SIGTERM, which must exit 0. The marker row (id -1 in table a) stays for the caller to remove or skip."""
+    with psycopg.connect(pg.dsn(dbname), autocommit=True) as conn:
+        conn.execute("INSERT INTO a VALUES (-1, -1)")
+        end = conn.execute("SELECT pg_current_wal_lsn() - '0/0'").fetchone()[0]
+    try:
+        wait_for(lambda: int((stored_offset(cfg) or {}).get("lsn_commit") or 0) >= end, 180,
+                 "streaming past the end of the writes")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+
+
 def run_id(record: dict[str, Any]) -> str:
     value = next(v for k, v in record["headers"] if k == "__debezium.context.runId")
     return value["payload"] if isinstance(value, dict) else value
@@ -99,16 +113,7 @@ def test_kill9_during_initial_snapshot(pg: PostgresCluster, dbname: str, broker:
     finally:
         stop.set()
         w.join()
-    # Everything committed so far is in Kafka once the stored position passes the current WAL position.
-    with psycopg.connect(pg.dsn(dbname), autocommit=True) as conn:
-        conn.execute("INSERT INTO a VALUES (-1, -1)")
-        end = conn.execute("SELECT pg_current_wal_lsn() - '0/0'").fetchone()[0]
-    try:
-        wait_for(lambda: int((stored_offset(cfg) or {}).get("lsn_commit") or 0) >= end, 180,
-                 "streaming past the end of the writes")
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(30) == 0
+    stop_after_the_writes(pg, dbname, cfg, proc)
     pg.execute("DELETE FROM a WHERE id = -1", dbname)
     marker = -1
 
