@@ -95,8 +95,12 @@ def test_kill9_during_initial_snapshot(pg: PostgresCluster, dbname: str, broker:
     started = [time.time()]  # when each run started: its runId (a UUIDv7) carries a later time
     proc = start_cli(tmp_path, cfg)
     try:
-        for _ in range(kills):
-            time.sleep(rnd.uniform(1.5, 4.0))
+        for i in range(kills):
+            if i == 0:  # the first kill lands after progress was stored, however fast the machine
+                wait_for(lambda: SnapshotProgress.from_offset(stored_offset(cfg) or {}) is not None, 120,
+                         "stored snapshot progress")
+            else:
+                time.sleep(rnd.uniform(1.5, 4.0))
             proc.send_signal(signal.SIGKILL)
             proc.wait(10)
             offset = stored_offset(cfg)
