@@ -26,9 +26,9 @@ log = logging.getLogger(__name__)
 CONNECTOR_CLASS = "io.debezium.connector.postgresql.PostgresConnector"
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 ENV_PREFIX = "PGCDC_"
-# Variables of the tooling, not properties.
-RESERVED_ENV = frozenset({"PGCDC_PG_BINDIR", "PGCDC_PG_VERSION", "PGCDC_TANSU_BIN", "PGCDC_LOG_LEVEL",
-                          "PGCDC_LOG_FORMAT"})
+# Variables of the tooling (./dev, the tests and soak runs), not properties.
+RESERVED_ENV = frozenset({"PGCDC_TANSU_BIN", "PGCDC_LOG_LEVEL", "PGCDC_LOG_FORMAT"})
+RESERVED_ENV_PREFIXES = ("PGCDC_PG_", "PGCDC_TEST_", "PGCDC_SOAK_")
 
 # Properties passed through verbatim to librdkafka (after stripping the prefix).
 PASSTHROUGH_PREFIXES = ("kafka.", "producer.override.", "producer.")
@@ -549,7 +549,7 @@ def read_config_file(path: str | Path) -> dict[str, str]:
 def env_overrides(environ: Mapping[str, str]) -> dict[str, str]:
     out = {}
     for k, v in environ.items():
-        if k.startswith(ENV_PREFIX) and k not in RESERVED_ENV and not k.startswith("PGCDC_TEST_"):
+        if k.startswith(ENV_PREFIX) and k not in RESERVED_ENV and not k.startswith(RESERVED_ENV_PREFIXES):
             out[k[len(ENV_PREFIX):].lower().replace("_", ".")] = v
     return out
 
