@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import signal
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ParamSpec
 
 import click
 import psycopg
@@ -15,6 +17,7 @@ from pgcdc import logs
 from pgcdc.errors import PgcdcError
 
 log = logging.getLogger("pgcdc")
+P = ParamSpec("P")
 
 
 def _fail(exc: BaseException) -> None:
@@ -24,6 +27,35 @@ def _fail(exc: BaseException) -> None:
     else:
         click.echo(f"pgcdc: error: {logs.redact(str(exc))}", err=True)
     sys.exit(2 if isinstance(exc, PgcdcError) else 1)
+
+
+def _database_error(exc: psycopg.Error) -> PgcdcError:
+    from pgcdc.errors import SourceError
+
+    text = exc.diag.message_primary or str(exc).strip().splitlines()[0]
+    if isinstance(exc, psycopg.errors.InsufficientPrivilege):
+        text += " (the privileges pgcdc needs: docs/security.md)"
+    return SourceError(f"PostgreSQL refused: {text}")
+
+
+def one_line_errors(command: Callable[P, None]) -> Callable[P, None]:
+    """A command's expected failures end it with one line on stderr and a non-zero exit, never a traceback."""
+
+    @functools.wraps(command)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> None:
+        try:
+            command(*args, **kwargs)
+        except PgcdcError as exc:
+            _fail(exc)
+        except psycopg.Error as exc:  # a statement the connector did not expect PostgreSQL to refuse
+            _fail(_database_error(exc))
+
+    return wrapper
+
+
+_config_option = click.option("--config", "config_path", type=click.Path(dir_okay=False), required=False,
+                              help="Kafka Connect connector JSON, .properties or YAML with Debezium property names")
+_set_option = click.option("--set", "sets", multiple=True, metavar="PROPERTY=VALUE", help="override one property")
 
 
 @click.group()
@@ -48,45 +80,23 @@ def _parse_sets(values: tuple[str, ...]) -> dict[str, str]:
 
 
 @main.command()
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), required=False,
-              help="Kafka Connect connector JSON, .properties or YAML with Debezium property names")
-@click.option("--set", "sets", multiple=True, metavar="PROPERTY=VALUE", help="override one property")
+@_config_option
+@_set_option
+@one_line_errors
 def run(config_path: str | None, sets: tuple[str, ...]) -> None:
     """Stream changes until SIGTERM/SIGINT, then store offsets and exit 0."""
-    from pgcdc.config import load_config
     from pgcdc.runner import Connector
 
-    try:
-        config = load_config(config_path, extra=_parse_sets(sets))
-        logs.protect(config)
-        connector = Connector(config)
+    connector = Connector(_load(config_path, sets))
 
-        def on_signal(signum: int, _frame: Any) -> None:
-            log.info("received %s: finishing in-flight work", signal.Signals(signum).name)
-            connector.stop()
+    def on_signal(signum: int, _frame: Any) -> None:
+        log.info("received %s: finishing in-flight work", signal.Signals(signum).name)
+        connector.stop()
 
-        signal.signal(signal.SIGTERM, on_signal)
-        signal.signal(signal.SIGINT, on_signal)
-        stats = connector.run()
-        log.info("stopped after %d events", stats.events)
-    except PgcdcError as exc:
-        _fail(exc)
-    except psycopg.Error as exc:  # a statement the connector did not expect PostgreSQL to refuse
-        _fail(_database_error(exc))
-
-
-def _database_error(exc: psycopg.Error) -> PgcdcError:
-    from pgcdc.errors import SourceError
-
-    text = exc.diag.message_primary or str(exc).strip().splitlines()[0]
-    if isinstance(exc, psycopg.errors.InsufficientPrivilege):
-        text += " (the privileges pgcdc needs: docs/security.md)"
-    return SourceError(f"PostgreSQL refused: {text}")
-
-
-_config_option = click.option("--config", "config_path", type=click.Path(dir_okay=False), required=False,
-                              help="Kafka Connect connector JSON, .properties or YAML with Debezium property names")
-_set_option = click.option("--set", "sets", multiple=True, metavar="PROPERTY=VALUE", help="override one property")
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    stats = connector.run()
+    log.info("stopped after %d events", stats.events)
 
 
 def _load(config_path: str | None, sets: tuple[str, ...]) -> Any:
@@ -106,15 +116,12 @@ def _json(value: Any) -> None:
 @main.command()
 @_config_option
 @_set_option
+@one_line_errors
 def validate(config_path: str | None, sets: tuple[str, ...]) -> None:
     """Check server, privileges, publication, slot, tables, offsets and broker; print every problem found."""
     from pgcdc.ops import validate as check
 
-    try:
-        problems = check(_load(config_path, sets))
-    except PgcdcError as exc:
-        _fail(exc)
-        return
+    problems = check(_load(config_path, sets))
     for p in problems:
         click.echo(str(p))
     errors = sum(p.level == "error" for p in problems)
@@ -125,14 +132,12 @@ def validate(config_path: str | None, sets: tuple[str, ...]) -> None:
 @main.command()
 @_config_option
 @_set_option
+@one_line_errors
 def status(config_path: str | None, sets: tuple[str, ...]) -> None:
     """The slot (active, lag, retained WAL) and the stored offset, as JSON."""
     from pgcdc.ops import status as get_status
 
-    try:
-        _json(get_status(_load(config_path, sets)))
-    except PgcdcError as exc:
-        _fail(exc)
+    _json(get_status(_load(config_path, sets)))
 
 
 @main.group()
@@ -143,32 +148,28 @@ def offsets() -> None:
 @offsets.command("show")
 @_config_option
 @_set_option
+@one_line_errors
 def offsets_show(config_path: str | None, sets: tuple[str, ...]) -> None:
     """Print the stored offset (Debezium's fields) as JSON; null if none."""
     from pgcdc.ops import load_offset
 
-    try:
-        _json(load_offset(_load(config_path, sets)))
-    except PgcdcError as exc:
-        _fail(exc)
+    _json(load_offset(_load(config_path, sets)))
 
 
 @offsets.command("reset")
 @_config_option
 @_set_option
 @click.option("--yes", is_flag=True, help="do not ask")
+@one_line_errors
 def offsets_reset(config_path: str | None, sets: tuple[str, ...], yes: bool) -> None:
     """Forget the stored offset; the next start follows snapshot.mode as on a first start."""
     from pgcdc.ops import reset_offset
 
-    try:
-        config = _load(config_path, sets)
-        if not yes:
-            click.confirm(f"forget the stored offset of connector {config.name!r}?", abort=True)
-        before = reset_offset(config)
-        click.echo(f"offset reset (was: {before})")
-    except PgcdcError as exc:
-        _fail(exc)
+    config = _load(config_path, sets)
+    if not yes:
+        click.confirm(f"forget the stored offset of connector {config.name!r}?", abort=True)
+    before = reset_offset(config)
+    click.echo(f"offset reset (was: {before})")
 
 
 @main.group()
@@ -179,18 +180,15 @@ def slot() -> None:
 @slot.command("list")
 @_config_option
 @_set_option
+@one_line_errors
 def slot_list(config_path: str | None, sets: tuple[str, ...]) -> None:
     """Every logical slot of the server, with its lag and retained WAL in bytes."""
     from pgcdc.lsn import format_lsn
     from pgcdc.ops import list_slots
     from pgcdc.source.connection import connect
 
-    try:
-        with connect(_load(config_path, sets)) as conn:
-            rows = list_slots(conn)
-    except PgcdcError as exc:
-        _fail(exc)
-        return
+    with connect(_load(config_path, sets)) as conn:
+        rows = list_slots(conn)
     click.echo(f"{'slot':<32} {'database':<16} {'active':<7} {'confirmed':<14} {'lag_bytes':>12} {'retained':>12}")
     for r in rows:
         confirmed = format_lsn(r["confirmed_flush_lsn"]) if r["confirmed_flush_lsn"] is not None else "-"
@@ -204,31 +202,27 @@ def slot_list(config_path: str | None, sets: tuple[str, ...]) -> None:
 @_set_option
 @click.option("--name", default=None, help="slot to drop (default: slot.name of the config)")
 @click.option("--yes", is_flag=True, help="do not ask")
+@one_line_errors
 def slot_drop(config_path: str | None, sets: tuple[str, ...], name: str | None, yes: bool) -> None:
     """Drop a replication slot no process uses (the server then frees the WAL it retained)."""
     from pgcdc.ops import drop_slot
 
-    try:
-        config = _load(config_path, sets)
-        target = name or config.slot_name
-        if not yes:
-            click.confirm(f"drop replication slot {target!r}?", abort=True)
-        click.echo(f"dropped slot {target}" if drop_slot(config, target) else f"no slot named {target}")
-    except PgcdcError as exc:
-        _fail(exc)
+    config = _load(config_path, sets)
+    target = name or config.slot_name
+    if not yes:
+        click.confirm(f"drop replication slot {target!r}?", abort=True)
+    click.echo(f"dropped slot {target}" if drop_slot(config, target) else f"no slot named {target}")
 
 
 @main.command()
 @click.option("--transactions", default=20, show_default=True, help="how many demo transactions to run")
 @click.option("--keep-running", is_flag=True, help="keep capturing until Ctrl-C after the workload")
+@one_line_errors
 def demo(transactions: int, keep_running: bool) -> None:
     """Throwaway PostgreSQL + local broker, sample tables and a workload; shows the events as they arrive."""
     from pgcdc.demo import run_demo
 
-    try:
-        run_demo(transactions=transactions, keep_running=keep_running)
-    except PgcdcError as exc:
-        _fail(exc)
+    run_demo(transactions=transactions, keep_running=keep_running)
 
 
 @main.command()
