@@ -2,7 +2,7 @@
 
 Afterwards folding every Kafka record gives exactly the table's final rows: a restart continues from the
 cursor stored in the streaming offset (a new window from the last emitted key), and watermark rows of the
-killed run's windows, replayed from the slot, are ignored. `PGCDC_INCREMENTAL_KILLS` sets the number of
+killed run's windows, replayed from the slot, are ignored. `PGCDC_SOAK_INCREMENTAL_KILLS` sets the number of
 kills (default 4). With read.only=true the windows come from pg_current_snapshot() instead of watermark rows.
 """
 
@@ -52,7 +52,7 @@ def writer(pg: PostgresCluster, db: str, stop: threading.Event, seed: int) -> No
 @pytest.mark.parametrize("read_only", [False, True])
 def test_kill9_during_incremental_snapshot(pg: PostgresCluster, dbname: str, broker: TansuBroker,
                                            tmp_path: Path, read_only: bool) -> None:
-    kills = int(os.environ.get("PGCDC_INCREMENTAL_KILLS", "4"))
+    kills = int(os.environ.get("PGCDC_SOAK_INCREMENTAL_KILLS", "4"))
     pg.execute("CREATE TABLE a (id int PRIMARY KEY, v int NOT NULL);"
                f"INSERT INTO a SELECT g, 0 FROM generate_series(1, {ROWS}) g;"
                "CREATE TABLE dbz_signal (id varchar(42) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048))",

@@ -29,7 +29,8 @@ def writer(pg: PostgresCluster, db: str, stop: threading.Event, seed: int, commi
     next_id = 1
     with psycopg.connect(pg.dsn(db)) as conn:
         while not stop.is_set():
-            size = rnd.choice((1, 1, 5, 50, rnd.randint(1, 500)))
+            # 1 to 5000 statements: mostly small, now and then a large one
+            size = rnd.randint(500, 5000) if rnd.random() < 0.02 else rnd.choice((1, 1, 5, 50, rnd.randint(1, 500)))
             rollback = rnd.random() < 0.1
             with conn.transaction():
                 for _ in range(size):

@@ -2,7 +2,7 @@
 
 Afterwards: folding every Kafka record gives exactly each table's final rows, and no restart emitted again a
 row that the offsets stored at the kill said was already emitted (duplicates are counted: only rows sent
-after the last stored progress may repeat). `PGCDC_SNAPSHOT_KILLS` sets the number of kills (default 5).
+after the last stored progress may repeat). `PGCDC_SOAK_SNAPSHOT_KILLS` sets the number of kills (default 5).
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def run_id(record: dict[str, Any]) -> str:
 
 def test_kill9_during_initial_snapshot(pg: PostgresCluster, dbname: str, broker: TansuBroker,
                                        tmp_path: Path) -> None:
-    kills = int(os.environ.get("PGCDC_SNAPSHOT_KILLS", "5"))
+    kills = int(os.environ.get("PGCDC_SOAK_SNAPSHOT_KILLS", "5"))
     for t in TABLES:
         pg.execute(f"CREATE TABLE {t} (id int PRIMARY KEY, v int NOT NULL);"
                    f"INSERT INTO {t} SELECT g, 0 FROM generate_series(1, {ROWS}) g", dbname)
