@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import threading
 import time
 from collections.abc import Callable
@@ -11,6 +12,8 @@ import orjson
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from pgcdc.config import ConnectorConfig, build_config
+import psycopg
+
 from pgcdc.local import PostgresCluster
 from pgcdc.runner import Connector
 from pgcdc.sink.memory import MemorySink
@@ -115,3 +118,29 @@ def read_topic(bootstrap: str, topic: str, timeout: float = 20) -> list[dict[str
 def payload(record: dict[str, Any]) -> Any:
     v = record["value"]
     return v["payload"] if isinstance(v, dict) and "payload" in v else v
+
+
+def random_writes(pg: PostgresCluster, db: str, stop: threading.Event, seed: int, *, tables: tuple[str, ...],
+                  first_id: int, targets: int | None = None, statements: int = 10, column: str = "v",
+                  inserts: float = 0.4, pause: float = 0.0) -> None:
+    """Small random transactions until `stop`: inserts of fresh ids, updates of `column`, deletes and primary-key
+    changes (in that order of `inserts`, up to 0.75, up to 0.95, the rest) on rows 1..`targets` (default: every id
+    so far). Each table is `(id int PRIMARY KEY, <column> int)`."""
+    rnd = random.Random(seed)
+    next_id = first_id
+    with psycopg.connect(pg.dsn(db)) as conn:
+        while not stop.is_set():
+            with conn.transaction():
+                for _ in range(rnd.randint(1, statements)):
+                    table, action, target = rnd.choice(tables), rnd.random(), rnd.randint(1, targets or next_id)
+                    if action < inserts:
+                        conn.execute(f"INSERT INTO {table} VALUES (%s, 0)", (next_id,))
+                        next_id += 1
+                    elif action < 0.75:
+                        conn.execute(f"UPDATE {table} SET {column} = {column} + 1 WHERE id = %s", (target,))
+                    elif action < 0.95:
+                        conn.execute(f"DELETE FROM {table} WHERE id = %s", (target,))
+                    else:
+                        conn.execute(f"UPDATE {table} SET id = %s WHERE id = %s", (next_id, target))
+                        next_id += 1
+            time.sleep(pause)

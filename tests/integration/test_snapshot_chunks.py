@@ -7,11 +7,9 @@ state must equal the table's final rows.
 from __future__ import annotations
 
 import logging
-import random
 import threading
 from typing import Any
 
-import psycopg
 import pytest
 
 from pgcdc.capture.position import SnapshotProgress
@@ -19,7 +17,7 @@ from pgcdc.local import PostgresCluster
 from pgcdc.offsets.memory import MemoryOffsetStore
 from pgcdc.runner import Connector
 from pgcdc.sink.memory import MemorySink
-from tests.harness import Running, make_config, payload, wait_for
+from tests.harness import Running, make_config, payload, random_writes, wait_for
 
 CHUNKED = {"pgcdc.snapshot.chunk.rows": "500", "snapshot.max.threads": "2", "snapshot.fetch.size": "200"}
 
@@ -41,23 +39,7 @@ def fold(records: list[dict[str, Any]], state: dict[Any, Any] | None = None) -> 
 
 def random_writer(pg: PostgresCluster, db: str, stop: threading.Event, seed: int) -> None:
     """Inserts, updates, deletes and primary-key changes in small transactions until told to stop."""
-    rnd = random.Random(seed)
-    next_id = 1_000_000
-    with psycopg.connect(pg.dsn(db)) as conn:
-        while not stop.is_set():
-            with conn.transaction():
-                for _ in range(rnd.randint(1, 20)):
-                    action, target = rnd.random(), rnd.randint(1, 20_000)
-                    if action < 0.4:
-                        conn.execute("INSERT INTO c VALUES (%s, 0)", (next_id,))
-                        next_id += 1
-                    elif action < 0.75:
-                        conn.execute("UPDATE c SET n = n + 1 WHERE id = %s", (target,))
-                    elif action < 0.95:
-                        conn.execute("DELETE FROM c WHERE id = %s", (target,))
-                    else:
-                        conn.execute("UPDATE c SET id = %s WHERE id = %s", (next_id, target))
-                        next_id += 1
+    random_writes(pg, db, stop, seed, tables=("c",), first_id=1_000_000, targets=20_000, statements=20, column="n")
 
 
 def final_state_after_marker(pg: PostgresCluster, db: str, sink: MemorySink) -> dict[Any, Any]:

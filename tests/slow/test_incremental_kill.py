@@ -21,7 +21,7 @@ import pytest
 
 from pgcdc.capture.position import IncrementalProgress
 from pgcdc.local import PostgresCluster, TansuBroker
-from tests.harness import payload, read_topic, wait_for
+from tests.harness import payload, random_writes, read_topic, wait_for
 from tests.integration.test_durability import kafka_config, start_cli
 from tests.slow.test_snapshot_kill import stop_after_the_writes, stored_offset
 
@@ -29,24 +29,7 @@ ROWS = 40_000
 
 
 def writer(pg: PostgresCluster, db: str, stop: threading.Event, seed: int) -> None:
-    rnd = random.Random(seed)
-    next_id = ROWS + 1
-    with psycopg.connect(pg.dsn(db)) as conn:
-        while not stop.is_set():
-            with conn.transaction():
-                for _ in range(rnd.randint(1, 8)):
-                    action, target = rnd.random(), rnd.randint(1, next_id)
-                    if action < 0.35:
-                        conn.execute("INSERT INTO a VALUES (%s, 0)", (next_id,))
-                        next_id += 1
-                    elif action < 0.75:
-                        conn.execute("UPDATE a SET v = v + 1 WHERE id = %s", (target,))
-                    elif action < 0.95:
-                        conn.execute("DELETE FROM a WHERE id = %s", (target,))
-                    else:
-                        conn.execute("UPDATE a SET id = %s WHERE id = %s", (next_id, target))
-                        next_id += 1
-            time.sleep(0.005)
+    random_writes(pg, db, stop, seed, tables=("a",), first_id=ROWS + 1, statements=8, inserts=0.35, pause=0.005)
 
 
 @pytest.mark.parametrize("read_only", [False, True])

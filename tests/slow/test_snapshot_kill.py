@@ -23,7 +23,7 @@ from pgcdc.capture.position import SnapshotProgress
 from pgcdc.local import PostgresCluster, TansuBroker
 from pgcdc.offsets import offset_key
 from pgcdc.offsets.file import FileOffsetStore
-from tests.harness import payload, read_topic, wait_for
+from tests.harness import payload, random_writes, read_topic, wait_for
 from tests.integration.test_durability import kafka_config, start_cli
 
 TABLES = ("a", "b", "c")
@@ -31,24 +31,7 @@ ROWS = 100_000
 
 
 def writer(pg: PostgresCluster, db: str, stop: threading.Event, seed: int) -> None:
-    rnd = random.Random(seed)
-    next_id = 10_000_000
-    with psycopg.connect(pg.dsn(db)) as conn:
-        while not stop.is_set():
-            with conn.transaction():
-                for _ in range(rnd.randint(1, 10)):
-                    table, action, target = rnd.choice(TABLES), rnd.random(), rnd.randint(1, ROWS)
-                    if action < 0.4:
-                        conn.execute(f"INSERT INTO {table} VALUES (%s, 0)", (next_id,))
-                        next_id += 1
-                    elif action < 0.75:
-                        conn.execute(f"UPDATE {table} SET v = v + 1 WHERE id = %s", (target,))
-                    elif action < 0.95:
-                        conn.execute(f"DELETE FROM {table} WHERE id = %s", (target,))
-                    else:
-                        conn.execute(f"UPDATE {table} SET id = %s WHERE id = %s", (next_id, target))
-                        next_id += 1
-            time.sleep(0.01)
+    random_writes(pg, db, stop, seed, tables=TABLES, first_id=10_000_000, targets=ROWS, pause=0.01)
 
 
 def stored_offset(cfg: dict[str, str]) -> dict[str, Any] | None:
