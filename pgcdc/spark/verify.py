@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import re
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -63,27 +64,81 @@ def _json(v: Any) -> Any:
     return json.dumps(json.loads(v) if isinstance(v, str | bytes) else v, sort_keys=True)
 
 
-def _interval(v: Any) -> Any:
-    if isinstance(v, dt.timedelta):
-        return (v.days * 86_400 + v.seconds) * 1_000_000 + v.microseconds
+_ISO_DURATION = re.compile(r"P(?:(-?\d+)Y)?(?:(-?\d+)M)?(?:(-?\d+)W)?(?:(-?\d+)D)?"
+                           r"(?:T(?:(-?\d+)H)?(?:(-?\d+)M)?(?:(-?\d+(?:\.\d+)?)S)?)?")
+_US_PER_MONTH = 2_629_800_000_000  # 30.4375 days: Debezium's MicroDuration month
+
+
+def _interval_parts(v: str) -> tuple[int, int, int]:
+    """(months, days, microseconds) of an ISO-8601 duration: PostgreSQL's IntervalStyle iso_8601 output
+    ('P1Y2M3DT4H5M6.78S', 'P-1DT-1S') and Debezium's interval.handling.mode=string ('P0Y0M1DT0H0M-1S')."""
+    m = _ISO_DURATION.fullmatch(v)
+    if m is None:
+        raise ValueError(f"not an ISO-8601 duration: {v!r}")
+    y, mo, w, d, h, mi, s = (x or "0" for x in m.groups())
+    micros = (int(h) * 3600 + int(mi) * 60) * 1_000_000 + int(Decimal(s) * 1_000_000)
+    return int(y) * 12 + int(mo), int(w) * 7 + int(d), micros
+
+
+def _interval_micros(v: Any) -> Any:
+    """interval.handling.mode=numeric (io.debezium.time.MicroDuration): one number of microseconds."""
+    if isinstance(v, str):
+        months, days, micros = _interval_parts(v)
+        return months * _US_PER_MONTH + days * 86_400_000_000 + micros
     return int(v)
+
+
+def _interval_text(v: Any) -> Any:
+    """interval.handling.mode=string: months, days and time stay apart (1 mon is not 30 days 10:30)."""
+    return _interval_parts(v)
+
+
+def _ewkb(v: Any) -> Any:
+    """PostGIS geometry/geography: PostgreSQL's hex EWKB text, or the target's struct(wkb, srid). Debezium
+    keeps the EWKB bytes and copies out its SRID, null when the EWKB has none (flag 0x20000000)."""
+    if isinstance(v, dict):
+        return bytes(v["wkb"]).hex(), v.get("srid")
+    raw = bytes.fromhex(v)
+    order = "<" if raw[0] == 1 else ">"
+    (kind,) = struct.unpack_from(order + "I", raw, 1)
+    srid = struct.unpack_from(order + "i", raw, 5)[0] if kind & 0x20000000 else None
+    return raw.hex(), srid
+
+
+def _string_map(v: Any) -> Any:
+    """hstore: PostgreSQL's hstore as JSON text, the target's JSON string (hstore.handling.mode=json) or map
+    (mode map, which Arrow gives as (key, value) pairs)."""
+    if isinstance(v, str | bytes):
+        v = json.loads(v)
+    elif isinstance(v, list):
+        v = dict(v)
+    return json.dumps(v, sort_keys=True)
 
 
 CANON: dict[str, Canon] = {
     "float4": _f32, "float8": _f64, "numeric": _decimal, "money": _decimal,
     "time": _micros_of_day, "timestamp": _iso, "timestamptz": _timestamptz, "date": _iso,
-    "uuid": str, "json": _json, "jsonb": _json, "bytea": _bytes, "interval": _interval,
+    "uuid": str, "json": _json, "jsonb": _json, "bytea": _bytes, "interval": _interval_micros,
+    "geometry": _ewkb, "geography": _ewkb, "hstore": _string_map,
 }
-# As text in the query (psycopg would parse them into other Python types than the target holds).
-AS_TEXT = frozenset({"json", "jsonb", "xml", "uuid", "money", "inet", "cidr", "macaddr", "tsvector", "ltree"})
+# The canonical form when the target column is a string, where it differs from the one above.
+CANON_FOR_STRING_TARGET: dict[str, Canon] = {"interval": _interval_text}
+# As text in the query (psycopg would parse them into other Python types than the target holds); intervals
+# in IntervalStyle iso_8601, which keeps months, days and time apart.
+AS_TEXT = frozenset({"json", "jsonb", "xml", "uuid", "money", "inet", "cidr", "macaddr", "tsvector", "ltree",
+                     "interval", "geometry", "geography"})
+# As JSON text: hstore's own cast to json (the hstore extension defines it).
+AS_JSON = frozenset({"hstore"})
 
 
-def _canon_for(typname: str, typtype: str) -> Canon:
+def _canon_for(typname: str, typtype: str, string_target: bool = False) -> Canon:
     if typname.startswith("_"):
-        element = _canon_for(typname[1:], "b")
+        element = _canon_for(typname[1:], "b", string_target)
         return lambda v: [None if x is None else element(x) for x in v]
     if typtype == "e":
         return str
+    if string_target and typname in CANON_FOR_STRING_TARGET:
+        return CANON_FOR_STRING_TARGET[typname]
     return CANON.get(typname, lambda v: v)
 
 
@@ -141,24 +196,48 @@ def _columns(conn: Any, table: str) -> tuple[list[Column], list[str]]:
     return cols, keys
 
 
-def read_target(path: str | Path, fmt: str) -> list[dict[str, Any]]:
-    """The current rows of a target table as Python dicts (delete markers dropped)."""
+def _read_arrow(path: str | Path, fmt: str) -> Any:
     path = Path(path)
     if fmt == "delta":
         from deltalake import DeltaTable
 
-        table = DeltaTable(str(path)).to_pyarrow_table()
-    else:
-        import pyarrow.parquet as pq
+        return DeltaTable(str(path)).to_pyarrow_table()
+    import pyarrow.parquet as pq
 
-        version = json.loads((path / STATE).read_text())["version"]
-        table = pq.read_table(str(path / f"v{version}"))
-    rows = table.to_pylist()
-    return [{k: v for k, v in r.items() if k not in (POS, DELETED)} for r in rows if not r.get(DELETED)]
+    version = json.loads((path / STATE).read_text())["version"]
+    return pq.read_table(str(path / f"v{version}"))
+
+
+def _rows(table: Any) -> list[dict[str, Any]]:
+    return [{k: v for k, v in r.items() if k not in (POS, DELETED)} for r in table.to_pylist() if not r.get(DELETED)]
+
+
+def read_target(path: str | Path, fmt: str) -> list[dict[str, Any]]:
+    """The current rows of a target table as Python dicts (delete markers dropped)."""
+    return _rows(_read_arrow(path, fmt))
+
+
+def _is_string(arrow_type: Any) -> bool:
+    import pyarrow as pa
+
+    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        return _is_string(arrow_type.value_type)
+    return bool(pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type)
+                or pa.types.is_string_view(arrow_type))
 
 
 def _digest(values: list[Any]) -> str:
     return hashlib.sha256(repr(values).encode()).hexdigest()
+
+
+def _select(c: Column) -> str:
+    name = '"' + c.name.replace('"', '""') + '"'
+    base = c.typname[1:] if c.typname.startswith("_") else c.typname
+    if base in AS_JSON:
+        return f"{name}::json::text" if base == c.typname else f"{name}::json[]::text[]"
+    if base in AS_TEXT or c.typtype == "e":
+        return f"{name}::text" if base == c.typname else f"{name}::text[]"
+    return name
 
 
 def verify(dsn: str, table: str, target: str | Path, fmt: str = "parquet") -> Report:
@@ -166,16 +245,19 @@ def verify(dsn: str, table: str, target: str | Path, fmt: str = "parquet") -> Re
     import psycopg
 
     report = Report(table)
+    arrow = _read_arrow(target, fmt)
+    string_target = {f.name: _is_string(f.type) for f in arrow.schema}
     with psycopg.connect(dsn) as conn:
+        conn.execute("SET IntervalStyle = iso_8601")
         cols, keys = _columns(conn, table)
-        select = ", ".join(f'"{c.name}"::text' if c.typname in AS_TEXT or c.typtype == "e" else f'"{c.name}"'
-                           for c in cols)
-        source = conn.execute(f"SELECT {select} FROM {table}").fetchall()
+        cols = [Column(c.name, c.typname, c.typtype, _canon_for(c.typname, c.typtype, string_target.get(c.name, False)))
+                for c in cols]
+        source = conn.execute(f"SELECT {', '.join(_select(c) for c in cols)} FROM {table}").fetchall()
     if not keys:
         raise ValueError(f"{table} has no primary key: nothing to match rows by")
     names = [c.name for c in cols]
-    target_rows = read_target(target, fmt)
-    have = list(target_rows[0]) if target_rows else names
+    target_rows = _rows(arrow)
+    have = [n for n in arrow.schema.names if n not in (POS, DELETED)]
     report.columns_missing = [n for n in names if n not in have]
     report.columns_extra = [n for n in have if n not in names]
     common = [c for c in cols if c.name in have]

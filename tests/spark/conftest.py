@@ -1,7 +1,9 @@
-"""The spark tier: one local[2] SparkSession for the whole run, and one pgcdc capture shared by the tests.
+"""The spark tier: one local[2] SparkSession for the whole run, and two pgcdc captures shared by the tests.
 
-The capture runs a real workload on PostgreSQL (snapshot, then streaming: many types, PK changes, deletes,
-a truncate, columns added, dropped and retyped) through pgcdc into the Tansu broker; the tests read those
+`capture` runs a real workload on PostgreSQL (snapshot, then streaming: many types, PostGIS and hstore, PK
+changes, deletes, a truncate, columns added, dropped and retyped) through pgcdc with the default handling
+modes into the Tansu broker; `modes_capture` runs a small one with the other modes (binary.handling.mode=hex,
+hstore.handling.mode=map, interval.handling.mode=string, time.precision.mode=isostring). The tests read those
 topics with the `pgcdc_kafka` DataSource and compare what they build with PostgreSQL itself.
 """
 
@@ -19,6 +21,8 @@ from pgcdc.spark import local_session
 from tests.harness import Running, make_config, read_topic, wait_for
 
 SETUP = [
+    "CREATE EXTENSION postgis",
+    "CREATE EXTENSION hstore",
     "CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy')",
     """CREATE TABLE every (
         id int PRIMARY KEY, c_smallint smallint, c_int int, c_big bigint, c_num numeric(12,3), c_numv numeric,
@@ -30,6 +34,7 @@ SETUP = [
     "CREATE TABLE trunc (id int PRIMARY KEY, v text)",
     "CREATE TABLE evolve (id int PRIMARY KEY, qty int, old text)",
     "CREATE TABLE composite (a int, b text, v numeric(6,2), PRIMARY KEY (a, b))",
+    "CREATE TABLE shapes (id int PRIMARY KEY, geom geometry, pt geometry(Point, 4326), geog geography, tags hstore)",
     "CREATE TABLE sentinel (id int PRIMARY KEY)",
 ]
 
@@ -54,6 +59,10 @@ SNAPSHOT = [
     "INSERT INTO trunc SELECT g, 't' || g FROM generate_series(1, 10) g",
     "INSERT INTO evolve SELECT g, g, 'o' || g FROM generate_series(1, 10) g",
     "INSERT INTO composite SELECT g, 'k' || g, g * 1.5 FROM generate_series(1, 10) g",
+    "INSERT INTO shapes SELECT g, ST_MakePoint(g, -g / 3.0), ST_SetSRID(ST_MakePoint(g * 0.5, g), 4326), "
+    "ST_GeogFromText('LINESTRING(0 0, ' || g || ' 1)'), hstore(ARRAY['k', 'n' || g], ARRAY['v' || g, NULL]) "
+    "FROM generate_series(1, 10) g",
+    "INSERT INTO shapes (id) VALUES (1000)",  # all NULL
 ]
 
 STREAM = [
@@ -85,10 +94,54 @@ STREAM = [
     "UPDATE composite SET v = v + 1 WHERE a <= 3",
     "UPDATE composite SET b = 'moved' WHERE a = 4",
     "DELETE FROM composite WHERE a = 5",
+    "INSERT INTO shapes VALUES (11, ST_GeomFromText('POLYGON((0 0, 4 0, 4 4, 0 4, 0 0), (1 1, 2 1, 2 2, 1 1))', "
+    "3857), ST_SetSRID(ST_MakePoint(-180, 90), 4326), ST_GeogFromText('SRID=4326;POINT(13.4 52.5)'), ''), "
+    # hstore text: a key with a space, a value with a quote and a backslash, a NULL value
+    """(12, ST_GeomFromEWKT('POINT Z (1 2 3)'), NULL, NULL, 'a=>1, "b c"=>"x\\"y\\\\z", "ü"=>NULL')""",
+    "UPDATE shapes SET geom = ST_Buffer(geom, 1, 2), tags = tags || hstore('new', 'v') WHERE id <= 3",
+    "UPDATE shapes SET pt = NULL, tags = NULL WHERE id = 4",
+    "DELETE FROM shapes WHERE id = 5",
     "INSERT INTO sentinel VALUES (1)",
 ]
 
-TABLES = ("every", "moves", "trunc", "evolve", "composite")
+TABLES = ("every", "moves", "trunc", "evolve", "composite", "shapes")
+
+# The other handling modes, on a database and capture of their own.
+MODES_PROPS = {
+    "binary.handling.mode": "hex", "datatype.propagate.source.type": r".+\.BYTEA",
+    "hstore.handling.mode": "map", "interval.handling.mode": "string", "time.precision.mode": "isostring",
+}
+MODES_SETUP = [
+    "CREATE EXTENSION hstore",
+    """CREATE TABLE modes (id int PRIMARY KEY, c_bytea bytea, c_time time, c_time3 time(3), c_date date,
+        c_ts timestamp, c_ts3 timestamp(3), c_interval interval, c_tags hstore)""",
+    "CREATE TABLE sentinel (id int PRIMARY KEY)",
+]
+
+
+def modes_row(i: int) -> str:
+    return (f"({i}, '\\x{i:02x}00ff', TIME '00:00:01.123456' + interval '{i} min', "
+            f"TIME '12:00:00.123' + interval '{i} s', DATE '1999-12-31' + {i * 41}, "
+            f"TIMESTAMP '1999-12-31 23:59:59.999999' + interval '{i} h', "
+            f"TIMESTAMP '2020-02-29 00:00:00.5' + interval '{i} d', "
+            f"interval '{i} years {i} mons {i} days {i}:0{i % 10}:0{i % 7}.25', "
+            f"hstore(ARRAY['k', 'n{i}'], ARRAY['v{i}', NULL]))")
+
+
+MODES_SNAPSHOT = [
+    "INSERT INTO modes VALUES " + ", ".join(modes_row(i) for i in range(1, 11)),
+    "INSERT INTO modes (id) VALUES (1000)",  # all NULL
+]
+MODES_STREAM = [
+    "INSERT INTO modes VALUES " + ", ".join(modes_row(i) for i in range(11, 21)),
+    "INSERT INTO modes VALUES (21, '', '23:59:59.999999', '00:00:00', '0001-01-01', '0001-01-01 00:00:00', "
+    "'9999-12-31 23:59:59.999', interval '-1 days -00:00:01.5', '')",
+    "INSERT INTO modes (id, c_bytea, c_interval) VALUES (22, decode(repeat('00ff7f80', 64), 'hex'), interval '0'), "
+    "(23, NULL, interval '-2 mons -3 days -04:05:06.000001')",
+    "UPDATE modes SET c_interval = c_interval * 2, c_tags = c_tags || hstore('q\"uote', 'ü') WHERE id % 3 = 0",
+    "DELETE FROM modes WHERE id = 5",
+    "INSERT INTO sentinel VALUES (1)",
+]
 
 
 @dataclass
@@ -114,18 +167,35 @@ def spark() -> Iterator[SparkSession]:
     session.stop()
 
 
-@pytest.fixture(scope="session")
-def capture(pg: PostgresCluster, broker: TansuBroker) -> Capture:
+def run_capture(pg: PostgresCluster, broker: TansuBroker, setup: list[str], snapshot: list[str],
+                stream: list[str], tables: tuple[str, ...], **props: str) -> Capture:
+    """A fresh database: `setup` and `snapshot` run before pgcdc starts (initial snapshot), `stream` while it
+    runs; returns when the last statement's event (an insert into `sentinel`) is in Kafka."""
+    if not pg.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'postgis'"):
+        pytest.fail("the PostGIS extension is not installed on this PostgreSQL server (`./dev test-spark` installs "
+                    "Debian's postgresql-15-postgis-3; other majors have none)")
     dbname = f"s_{uuid.uuid4().hex[:10]}"
     pg.create_database(dbname)
-    for stmt in SETUP + SNAPSHOT:
+    for stmt in setup + snapshot:
         pg.execute(stmt, dbname)
     prefix = f"sp{uuid.uuid4().hex[:6]}"
     config = make_config(pg, dbname, broker.bootstrap_servers, **{
-        "topic.prefix": prefix, "snapshot.mode": "initial", "skipped.operations": "none"})
+        "topic.prefix": prefix, "snapshot.mode": "initial", "skipped.operations": "none",
+        # not PostGIS's spatial_ref_sys (thousands of rows)
+        "table.include.list": ",".join(rf"public\.{t}" for t in (*tables, "sentinel")), **props})
     with Running(config):
-        for stmt in STREAM:
+        for stmt in stream:
             pg.execute(stmt, dbname)
         wait_for(lambda: bool(read_topic(broker.bootstrap_servers, f"{prefix}.public.sentinel", timeout=10)),
                  120, "the workload's last event in Kafka")
-    return Capture(pg, dbname, broker.bootstrap_servers, {t: f"{prefix}.public.{t}" for t in TABLES})
+    return Capture(pg, dbname, broker.bootstrap_servers, {t: f"{prefix}.public.{t}" for t in tables})
+
+
+@pytest.fixture(scope="session")
+def capture(pg: PostgresCluster, broker: TansuBroker) -> Capture:
+    return run_capture(pg, broker, SETUP, SNAPSHOT, STREAM, TABLES)
+
+
+@pytest.fixture(scope="session")
+def modes_capture(pg: PostgresCluster, broker: TansuBroker) -> Capture:
+    return run_capture(pg, broker, MODES_SETUP, MODES_SNAPSHOT, MODES_STREAM, ("modes",), **MODES_PROPS)
