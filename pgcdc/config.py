@@ -27,7 +27,7 @@ CONNECTOR_CLASS = "io.debezium.connector.postgresql.PostgresConnector"
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 ENV_PREFIX = "PGCDC_"
 # Variables of the tooling (./dev, the tests and soak runs), not properties.
-RESERVED_ENV = frozenset({"PGCDC_TANSU_BIN", "PGCDC_LOG_LEVEL", "PGCDC_LOG_FORMAT"})
+RESERVED_ENV = frozenset({"PGCDC_TANSU_BIN", "PGCDC_S3RVER_BIN", "PGCDC_LOG_LEVEL", "PGCDC_LOG_FORMAT"})
 RESERVED_ENV_PREFIXES = ("PGCDC_PG_", "PGCDC_TEST_", "PGCDC_SOAK_")
 
 # Properties passed through verbatim to librdkafka (after stripping the prefix).

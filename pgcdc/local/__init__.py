@@ -1,6 +1,7 @@
 """Throwaway local servers for the embedded demo and for tests: PostgreSQL and a Kafka-protocol broker."""
 
 from pgcdc.local.postgres import PostgresCluster, find_pg_bindir
+from pgcdc.local.s3 import S3Server, find_s3rver
 from pgcdc.local.tansu import TansuBroker, find_tansu
 
-__all__ = ["PostgresCluster", "TansuBroker", "find_pg_bindir", "find_tansu"]
+__all__ = ["PostgresCluster", "S3Server", "TansuBroker", "find_pg_bindir", "find_s3rver", "find_tansu"]

