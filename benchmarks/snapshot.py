@@ -6,12 +6,17 @@ done; its time includes start-up (connections, slot creation, broker metadata). 
 `workload  pgcdc/s  ceiling/s  ratio  peak_rss_mb` (best of `--repeat` runs; the highest peak RSS).
 
 Run: `.venv/bin/python benchmarks/snapshot.py [--rows N] [--tables N] [--threads 1,2]`.
+`--profile null|kafka` instead runs one snapshot of one `--rows` table in this process under cProfile, into a
+sink that drops records (`null`) or into Tansu (`kafka`), and prints the profile's top lines.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import io
 import json
+import pstats
 import resource
 import subprocess
 import sys
@@ -75,6 +80,47 @@ def run_pgcdc(pg: PostgresCluster, broker: TansuBroker, db: str, slot: str, thre
     return result
 
 
+class DropSink:
+    """A sink that drops records: the snapshot's own cost, without librdkafka."""
+
+    def send(self, topic: str, key: bytes | None, value: bytes | None, headers: object = None,
+             partition: int | None = None) -> None:
+        pass
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def profile(rows: int, into: str, threads: int, top: int) -> None:
+    from pgcdc.config import build_config
+    from pgcdc.runner import Connector
+
+    with PostgresCluster() as pg, TansuBroker() as broker:
+        db = pg.create_database("bench_profile")
+        names = create(pg, db, 1, rows)
+        ceiling_s, n = ceiling(pg, db, names)
+        props = {"name": "prof", "topic.prefix": "prof", **pg.connection_properties(db), "slot.name": "prof",
+                 "publication.name": "pub_prof", "snapshot.mode": "initial_only",
+                 "bootstrap.servers": broker.bootstrap_servers, "offset.storage": "memory",
+                 "snapshot.max.threads": str(threads)}
+        connector = Connector(build_config(props), sink=DropSink() if into == "null" else None)
+        prof = cProfile.Profile()
+        t0 = time.perf_counter()
+        prof.enable()
+        stats = connector.run()
+        prof.disable()
+        elapsed = time.perf_counter() - t0
+        print(f"{stats.events} records in {elapsed:.2f} s under cProfile ({stats.events / elapsed:.0f}/s); "
+              f"COPY {n / ceiling_s:.0f} rows/s")
+        for order in ("tottime", "cumulative"):
+            out = io.StringIO()
+            pstats.Stats(prof, stream=out).sort_stats(order).print_stats(top)
+            print(out.getvalue().split("\n", 5)[-1] if order == "tottime" else out.getvalue())
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=200_000, help="rows per workload, spread over its tables")
@@ -82,10 +128,15 @@ def main() -> None:
     ap.add_argument("--threads", default="1,2", help="snapshot.max.threads values to run")
     ap.add_argument("--repeat", type=int, default=3, help="runs per workload; the best of each side is kept "
                     "(the machines are shared: the best run is the one least disturbed)")
+    ap.add_argument("--profile", choices=("null", "kafka"), help="profile one snapshot of one --rows table")
+    ap.add_argument("--top", type=int, default=15, help="profile lines to print")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         child(args)
+        return
+    if args.profile:
+        profile(args.rows, args.profile, int(args.threads.split(",")[0]), args.top)
         return
     print(f"{'workload':16} {'pgcdc/s':>10} {'ceiling/s':>10} {'ratio':>6} {'peak_rss_mb':>11}")
     with PostgresCluster() as pg, TansuBroker() as broker:

@@ -21,7 +21,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from typing import Any
 
 import psycopg
 
@@ -29,11 +28,16 @@ from pgcdc.capture.position import SnapshotProgress
 from pgcdc.capture.snapshot_plan import TablePlan, chunks, describe, split_points
 from pgcdc.capture.snapshot_progress import ProgressReporter, SnapshotMetrics, TableProgress
 from pgcdc.capture.snapshot_readers import ChunkReaders, ChunkRows, begin_snapshot
-from pgcdc.envelope.source import DEBEZIUM_VERSION
+from pgcdc.capture.snapshot_records import TableRecords
 from pgcdc.lsn import format_lsn
 from pgcdc.sink import Sink
 
 log = logging.getLogger(__name__)
+
+# Rows converted and sent together: a batch from the readers is rendered in slices this small, so a slice's
+# rows, dicts and record bytes stay in the CPU cache between converting and sending (measured: 64-row slices
+# about twice as fast as whole 10,240-row batches).
+RENDER_ROWS = 64
 
 
 def marker(first_table: bool, first_row: bool, last_row: bool) -> str:
@@ -74,6 +78,9 @@ class Snapshot:
         self._partial: tuple[str, str] | None = None
         self._key: tuple[str, ...] | None = None
         self._resumed_rows = 0
+        self._order: dict[int, int] = {}
+        self._plans: list[TablePlan] = []
+        self._prev_done: tuple[str, str] | None = None
 
     def progress(self) -> SnapshotProgress:
         return SnapshotProgress(self.lsn, self.xid, self.ts_us, self._done, self._partial, self._key,
@@ -141,15 +148,18 @@ class Snapshot:
     def _chunk_stream(self, coord: psycopg.Connection, plans: list[TablePlan], chunk_rows: int
                       ) -> Iterator[ChunkRows]:
         for plan in plans:
-            plan.events = plan.build()
-            columns = plan.events.names
+            plan.events = events = plan.build()
+            plan.records = TableRecords(events, prefix=self.prefix, database=self.db, lsn=self.lsn, xid=self.xid,
+                                        ts_us=self.ts_us)
+            plan.pk_index = tuple(events.names.index(c) for c in plan.pk) if plan.chunked else None
+            columns = events.names
             for chunk in chunks(plan, split_points(coord, plan, chunk_rows)):
                 yield ChunkRows(chunk, columns)
 
     def _emit_all(self, coord: psycopg.Connection, readers: ChunkReaders, plans: list[TablePlan],
                   chunk_rows: int, threads: int) -> bool:
-        order = {id(p): i for i, p in enumerate(plans)}
-        prev_done = self._done
+        self._order = {id(p): i for i, p in enumerate(plans)}
+        self._plans, self._prev_done = plans, self._done
         source_chunks = self._chunk_stream(coord, plans, chunk_rows)
         ahead: deque[ChunkRows] = deque()
 
@@ -161,37 +171,22 @@ class Snapshot:
                 readers.submit(nxt)
                 ahead.append(nxt)
 
-        lsn, xid, ts_us = self.lsn, self.xid, self.ts_us
         stop, checkpoint, interval = self.stop, self.checkpoint, self.flush_interval
         next_flush = time.monotonic() + interval
         send, headers = self.sink.send, self.headers
-        base_source = {
-            "version": DEBEZIUM_VERSION, "connector": "postgresql", "name": self.prefix, "ts_ms": ts_us // 1000,
-            "snapshot": None, "db": self.db, "sequence": f'[null,"{lsn}"]', "ts_us": ts_us,
-            "ts_ns": ts_us * 1000, "schema": None, "table": None, "txId": xid, "lsn": lsn,
-            "xmin": None, "origin": None, "origin_lsn": None,
-        }
-        # The record held back until the next one shows whether it ended its table: (plan, after, first row,
-        # key text, table ended).
-        pending: list[Any] | None = None
+        time_ns = time.time_ns
+        # The record held back until the next one shows whether it ended its table (`ended`): (table, after
+        # JSON, key, first row of its table, primary key text).
+        pending: tuple[TablePlan, bytes, bytes | None, bool, tuple[str, ...] | None] | None = None
+        ended = False
 
-        def emit(p: list[Any], mark: str) -> None:
-            plan, after, _, key, _ = p
-            t = plan.events
-            source = dict(base_source)
-            source["snapshot"] = mark
-            source["schema"] = plan.schema
-            source["table"] = plan.table
-            now_ns = time.time_ns()
-            payload = {"before": None, "after": after, "source": source, "transaction": None, "op": "r",
-                       "ts_ms": now_ns // 1_000_000, "ts_us": now_ns // 1000, "ts_ns": now_ns}
-            send(t.topic, t.key(after), t.value(payload), headers)
+        def emit_pending(mark: str) -> None:
+            p_plan, after, key, _, pk = pending  # type: ignore[misc]
+            rec = p_plan.records
+            assert rec is not None
+            send(rec.topic, key, rec.value(after, mark), headers)
             self.events += 1
-            if plan.name != self._partial:
-                i = order[id(plan)]
-                self._done = plans[i - 1].name if i else prev_done
-                self._partial = plan.name
-            self._key = key
+            self._at(p_plan, pk)
 
         fill()
         while ahead:
@@ -199,20 +194,40 @@ class Snapshot:
             chunk = rows.chunk
             plan = chunk.plan
             name = f"{plan.schema}.{plan.table}"
-            t = plan.events
-            assert t is not None
-            convert = t.row
-            pk_idx = [t.names.index(c) for c in plan.pk] if plan.chunked else None
+            rec = plan.records
+            assert rec is not None
+            topic = rec.topic
+            pk_idx = plan.pk_index
+            template = rec.templates["true"] if rec.templates is not None else None
             if chunk.index == 0:
                 self.reporter.table_started(name)
             first_row = chunk.index == 0 and plan.after is None
             for batch in rows:
-                for values in batch:
-                    after = convert(values, lsn)
+                for lo in range(0, len(batch), RENDER_ROWS):
+                    part = batch[lo:lo + RENDER_ROWS]
+                    afters, keys = rec.render(part)
                     if pending is not None:
-                        emit(pending, marker(pending[0].first, pending[2], pending[4] or pending[0] is not plan))
-                    key = tuple(values[i] for i in pk_idx) if pk_idx is not None else None
-                    pending = [plan, after, first_row, key, False]
+                        p_plan, _, _, p_first, _ = pending
+                        emit_pending(marker(p_plan.first, p_first, ended or p_plan is not plan))
+                    n = len(part) - 1
+                    if n:
+                        start = 0
+                        if first_row:  # the table's first record: its marker is not "true"
+                            send(topic, keys[0], rec.value(afters[0], marker(plan.first, True, False)), headers)
+                            start = 1
+                        if template is not None:
+                            for i in range(start, n):
+                                now = time_ns()
+                                send(topic, keys[i], template % (afters[i], now // 1_000_000, now // 1000, now),
+                                     headers)
+                        else:
+                            for i in range(start, n):
+                                send(topic, keys[i], rec.value(afters[i], "true"), headers)
+                        self.events += n
+                        self._at(plan, tuple(part[n - 1][i] for i in pk_idx) if pk_idx is not None else None)
+                    pending = (plan, afters[n], keys[n], first_row and n == 0,
+                               tuple(part[n][i] for i in pk_idx) if pk_idx is not None else None)
+                    ended = False
                     first_row = False
                 self.reporter.add(name, len(batch))
                 if stop.is_set() or (checkpoint is not None and time.monotonic() >= next_flush):
@@ -225,9 +240,17 @@ class Snapshot:
                         return False
             if chunk.last:
                 if pending is not None and pending[0] is plan:
-                    pending[4] = True
+                    ended = True
                 self.reporter.table_done(name)
             fill()
         if pending is not None:
-            emit(pending, "last")
+            emit_pending("last")
         return True
+
+    def _at(self, plan: TablePlan, key: tuple[str, ...] | None) -> None:
+        """Records up to `key` of `plan`'s table are handed to the sink: the cursor `progress()` reports."""
+        if plan.name != self._partial:
+            i = self._order[id(plan)]
+            self._done = self._plans[i - 1].name if i else self._prev_done
+            self._partial = plan.name
+        self._key = key

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import psycopg
 from psycopg import sql
 
+from pgcdc.capture.snapshot_records import TableRecords
 from pgcdc.envelope.table import TableEvents
 
 
@@ -30,6 +31,8 @@ class TablePlan:
     estimate: int = 0  # pg_class.reltuples (approximate rows), for progress and ETA
     first: bool = False  # the first table of the whole snapshot (Debezium's `first` marker)
     events: TableEvents | None = field(default=None, repr=False)
+    records: TableRecords | None = field(default=None, repr=False)
+    pk_index: tuple[int, ...] | None = None  # the primary key's positions in `events.names`, when chunked
 
     @property
     def name(self) -> tuple[str, str]:

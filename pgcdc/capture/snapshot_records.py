@@ -1,0 +1,117 @@
+"""A table's snapshot records in bulk: a batch of COPY rows in, (key, value) bytes out.
+
+During a snapshot everything in a record's value but the row and the record's own timestamps is constant per
+table and `source.snapshot` marker. So the value is made once per marker by serializing the envelope dict
+through the table's own wrapper (`TableEvents.value`), with markers where the row and the timestamps go, and
+turned into a `%` template: what it writes is what the dict path writes, by construction. The key works the
+same way. Markers are raw control bytes, which orjson never writes unescaped, so nothing serialized around
+them collides with them; a template whose markers do not each appear exactly once is refused and the dict
+path is kept.
+
+Rows are converted a column at a time (one `map` per column over the batch, nulls handled only in columns
+that have them), then each row becomes one dict and one `orjson.dumps`. A value that fails to convert sends
+the batch through `TableEvents.row`, whose error names the column, the value and the table.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from pgcdc.envelope.jsontext import jackson, needs_jackson
+from pgcdc.envelope.source import DEBEZIUM_VERSION
+from pgcdc.envelope.table import TableEvents
+
+MARKERS = ("first", "first_in_data_collection", "true", "last_in_data_collection", "last")
+
+_AFTER = orjson.Fragment(b"\x01A")
+_TS_MS = orjson.Fragment(b"\x01M")
+_TS_US = orjson.Fragment(b"\x01U")
+_TS_NS = orjson.Fragment(b"\x01N")
+_KEY = orjson.Fragment(b"\x01K")
+_VALUE_MARKS = ((b"\x01A", b"%b"), (b"\x01M", b"%d"), (b"\x01U", b"%d"), (b"\x01N", b"%d"))
+
+
+def _template(data: bytes, marks: Sequence[tuple[bytes, bytes]]) -> bytes | None:
+    positions = [data.find(m) for m, _ in marks]
+    if data.count(b"\x01") != len(marks) or -1 in positions or positions != sorted(positions):
+        return None
+    data = data.replace(b"%", b"%%")
+    for m, to in marks:
+        data = data.replace(m, to)
+    return data
+
+
+def source_block(*, prefix: str, database: str, schema: str, table: str, lsn: int, xid: int, ts_us: int,
+                 marker: str) -> dict[str, Any]:
+    """The `source` of every record of one snapshot and table: only the marker differs between records."""
+    return {
+        "version": DEBEZIUM_VERSION, "connector": "postgresql", "name": prefix, "ts_ms": ts_us // 1000,
+        "snapshot": marker, "db": database, "sequence": f'[null,"{lsn}"]', "ts_us": ts_us,
+        "ts_ns": ts_us * 1000, "schema": schema, "table": table, "txId": xid, "lsn": lsn,
+        "xmin": None, "origin": None, "origin_lsn": None,
+    }
+
+
+class TableRecords:
+    """One table's records of one snapshot. `render(rows)` converts a batch; `value(after, marker)` and the
+    keys it returned are the record bytes."""
+
+    def __init__(self, events: TableEvents, *, prefix: str, database: str, lsn: int, xid: int, ts_us: int) -> None:
+        self.events = events
+        self.lsn = lsn
+        self.topic = events.topic
+        self.sources = {m: source_block(prefix=prefix, database=database, schema=events.schema,
+                                        table=events.table, lsn=lsn, xid=xid, ts_us=ts_us, marker=m)
+                        for m in MARKERS}
+        templates = {m: _template(events.value({
+            "before": None, "after": _AFTER, "source": s, "transaction": None, "op": "r",
+            "ts_ms": _TS_MS, "ts_us": _TS_US, "ts_ns": _TS_NS}), _VALUE_MARKS) for m, s in self.sources.items()}
+        self.templates: dict[str, bytes] | None = \
+            None if None in templates.values() else {m: t for m, t in templates.items() if t is not None}
+        key_names = tuple(events.names[i] for i in events.key_index)
+        self.key_names = key_names
+        self.key_template = _template(events.key_wrap(_KEY), ((b"\x01K", b"%b"),)) if key_names else None
+        # Columns whose text needs a function, or whose null becomes the type's fallback (NOT NULL columns).
+        self._work = tuple((i, fn, null) for i, (fn, null) in enumerate(zip(events.fns, events.nulls))
+                           if fn is not None or null is not None)
+
+    def render(self, rows: Sequence[Sequence[Any]]) -> tuple[list[bytes], list[bytes | None]]:
+        """(the rows' `after` JSON, their keys) for a batch of rows of COPY text in `events.names` order."""
+        names = self.events.names
+        try:
+            cols: list[Any] = list(zip(*rows))
+            for i, fn, null in self._work:
+                col = cols[i]
+                if None in col:
+                    cols[i] = [null if v is None else v if fn is None else fn(v) for v in col]
+                elif fn is not None:
+                    cols[i] = list(map(fn, col))
+            afters = [dict(zip(names, vals)) for vals in zip(*cols)] if cols else [{} for _ in rows]
+        except Exception:  # the dict path names the column and value that failed
+            afters = [self.events.row(r, self.lsn) for r in rows]
+        dumps = orjson.dumps
+        keys: list[bytes | None]
+        if self.key_template is not None:
+            template, kn = self.key_template, self.key_names
+            key_json = [dumps({k: a[k] for k in kn}) for a in afters]
+            if needs_jackson(b"".join(key_json)):
+                key_json = [jackson(k) if needs_jackson(k) else k for k in key_json]
+            keys = [template % k for k in key_json]
+        else:
+            keys = [self.events.key(a) for a in afters]
+        out = [dumps(a) for a in afters]
+        if needs_jackson(b"".join(out)):  # rare: one scan of the batch, then only the rows that need it
+            out = [jackson(a) if needs_jackson(a) else a for a in out]
+        return out, keys
+
+    def value(self, after: bytes, marker: str) -> bytes:
+        now = time.time_ns()
+        if self.templates is not None:
+            return self.templates[marker] % (after, now // 1_000_000, now // 1000, now)
+        return self.events.value({"before": None, "after": orjson.Fragment(after), "source": self.sources[marker],
+                                  "transaction": None, "op": "r", "ts_ms": now // 1_000_000, "ts_us": now // 1000,
+                                  "ts_ns": now})
