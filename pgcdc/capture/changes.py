@@ -14,11 +14,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import orjson
+
 from pgcdc.capture.incremental import IncrementalSnapshot
 from pgcdc.capture.position import Position, ResumePoint
 from pgcdc.capture.streamed import StreamedTransactions
 from pgcdc.lsn import PG_EPOCH_US
-from pgcdc.envelope import connect
+from pgcdc.envelope import connect, template
 from pgcdc.envelope.source import (
     DEBEZIUM_VERSION,
     HEARTBEAT_KEY_SCHEMA,
@@ -98,6 +100,12 @@ class ChangeCapture:
         self._replaying = False
         self._stream_xid = 0
         self.incremental: IncrementalSnapshot | None = None  # signal table and incremental snapshots, if set
+        # Value templates (envelope/template.py): per table, and filled per transaction (empty: the dict
+        # path). Those of a transaction are cleared whenever its source fields change (xid, commit time,
+        # last commit).
+        self._table_templates: dict[TableEvents, template.TableTemplate] = {}
+        self._templates: dict[TableEvents, bytes] = {}
+        self._dumps = connect.dumps
 
     def handle(self, msg: Any, lsn: int, payload: bytes | memoryview = b"") -> None:
         """One decoded message at `lsn`; `payload` is its raw bytes (kept for streamed transactions)."""
@@ -135,6 +143,7 @@ class ChangeCapture:
     # -- transaction boundaries -----------------------------------------------------------------------
     def _begin(self, msg: m.Begin, lsn: int) -> None:
         self.in_transaction = True
+        self._templates = {}
         self.xid = msg.xid
         self.final_lsn = msg.final_lsn
         self.commit_us = msg.commit_ts + PG_EPOCH_US
@@ -170,6 +179,9 @@ class ChangeCapture:
 
     # -- schema ------------------------------------------------------------------------------------------
     def _relation(self, msg: m.Relation, lsn: int) -> None:
+        old = self.relations.get(msg.oid)
+        if old is not None:
+            self._table_templates.pop(old, None)
         self.relations[msg.oid] = self.lookup(msg)
         if self.incremental is not None:
             self.incremental.relation(msg)
@@ -181,13 +193,28 @@ class ChangeCapture:
     def _source_block(self, schema: str, table: str, lsn: int, xid: int | None) -> dict[str, Any]:
         commit_us = self.commit_us
         last = self.last_commit_lsn
+        return self._source_fields(schema, table, lsn, xid, commit_us // 1000,
+                                   f'["{last}","{lsn}"]' if last is not None else f'[null,"{lsn}"]',
+                                   commit_us, commit_us * 1000)
+
+    def _source_fields(self, schema: str, table: str, lsn: Any, xid: Any, ts_ms: Any, sequence: Any, ts_us: Any,
+                       ts_ns: Any) -> dict[str, Any]:
         return {
             "version": DEBEZIUM_VERSION, "connector": "postgresql", "name": self.prefix,
-            "ts_ms": commit_us // 1000, "snapshot": "false", "db": self.db,
-            "sequence": f'["{last}","{lsn}"]' if last is not None else f'[null,"{lsn}"]',
-            "ts_us": commit_us, "ts_ns": commit_us * 1000, "schema": schema, "table": table,
+            "ts_ms": ts_ms, "snapshot": "false", "db": self.db, "sequence": sequence,
+            "ts_us": ts_us, "ts_ns": ts_ns, "schema": schema, "table": table,
             "txId": xid, "lsn": lsn, "xmin": None, "origin": None, "origin_lsn": None,
         }
+
+    def _template(self, t: TableEvents) -> bytes:
+        """This transaction's value template for `t`'s events (envelope/template.py); empty: the dict path."""
+        table = self._table_templates.get(t)
+        if table is None:
+            table = self._table_templates[t] = t.value_template(self._source_fields(
+                t.schema, t.table, template.LSN, template.TXID, template.COMMIT_MS, template.SEQUENCE,
+                template.COMMIT_US, template.COMMIT_NS), self.tx_metadata)
+        tpl = self._templates[t] = table.transaction(self.commit_us, self.xid, self.last_commit_lsn) or b""
+        return tpl
 
     def _tx_block(self, collection: str, lsn: int) -> dict[str, Any] | None:
         """The per-event `transaction` block; Debezium's PostgreSQL transaction id is `<txId>:<event LSN>`."""
@@ -204,12 +231,25 @@ class ChangeCapture:
     def _emit(self, t: TableEvents, op: str, before: Any, after: Any, key: bytes | None, lsn: int,
               headers: list[tuple[str, bytes]] | None = None) -> None:
         now_ns = time.time_ns()
-        payload = {
-            "before": before, "after": after, "source": self._source(t, lsn),
-            "transaction": self._tx_block(t.collection, lsn),
-            "op": op, "ts_ms": now_ns // 1_000_000, "ts_us": now_ns // 1000, "ts_ns": now_ns,
-        }
-        self.sink.send(t.topic, key, t.value(payload), headers + self.headers if headers else self.headers)
+        tpl = self._templates.get(t)
+        if tpl is None:
+            tpl = self._template(t)
+        if tpl:  # the same bytes as the dict below, from this transaction's template
+            dumps = self._dumps
+            b = b"null" if before is None else dumps(before)
+            a = b"null" if after is None else dumps(after)
+            if self.tx_metadata:
+                tx = dumps(self._tx_block(t.collection, lsn))
+                value = tpl % (b, a, lsn, lsn, tx, _OPS[op], now_ns // 1_000_000, now_ns // 1000, now_ns)
+            else:
+                value = tpl % (b, a, lsn, lsn, _OPS[op], now_ns // 1_000_000, now_ns // 1000, now_ns)
+        else:
+            value = t.value({
+                "before": before, "after": after, "source": self._source(t, lsn),
+                "transaction": self._tx_block(t.collection, lsn),
+                "op": op, "ts_ms": now_ns // 1_000_000, "ts_us": now_ns // 1000, "ts_ns": now_ns,
+            })
+        self.sink.send(t.topic, key, value, headers + self.headers if headers else self.headers)
         self.events += 1
         self.tx_events += 1
         self.last_lsn = lsn
@@ -234,6 +274,13 @@ class ChangeCapture:
         return None if t is None or skipped else t
 
     def _insert(self, msg: m.Insert, lsn: int) -> None:
+        if msg.xid is None and self.incremental is None and not self.skipping and lsn > self.skip_upto \
+                and not self.skip_c:  # the common case, without _target's checks
+            t = self.relations.get(msg.relation_oid)
+            if t is not None:
+                after = t.row(msg.new, lsn)
+                self._emit(t, "c", None, after, t.key(after), lsn)
+            return
         t = self._target(msg, lsn, self.skip_c)
         if t is not None:
             after = t.row(msg.new, lsn)
@@ -297,6 +344,7 @@ class ChangeCapture:
         # and treats the message's own LSN as the last commit (measured on 3.6).
         if not msg.transactional:
             self.last_commit_lsn = lsn
+            self._templates = {}
         source = self._source_block("", "", lsn, self.xid if msg.transactional else None)
         value = {
             "op": "m", "ts_ms": now_ns // 1_000_000, "source": source,
@@ -336,6 +384,9 @@ class ChangeCapture:
             "ts_ms": self.commit_us // 1000,
         }
         self.sink.send(self.tx_topic, self.tx_key({"id": tx_id}), self.tx_value(value))
+
+
+_OPS = {op: orjson.dumps(op) for op in ("c", "u", "d", "t", "r")}
 
 
 def _ignore(msg: Any, lsn: int) -> None:

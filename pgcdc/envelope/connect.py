@@ -46,6 +46,14 @@ def as_field(name: str, schema: dict[str, Any]) -> dict[str, Any]:
     return ordered({**schema, "field": name})
 
 
+def dumps(value: Any) -> bytes:
+    """JSON bytes of `value` as JsonConverter writes them (no schema wrapper)."""
+    body = orjson.dumps(value)
+    if needs_jackson(body):  # rare; see jsontext
+        body = jackson(body)
+    return body
+
+
 class Wrapper:
     """Serializes a payload with or without the `{"schema":…,"payload":…}` wrapper (schemas.enable)."""
 

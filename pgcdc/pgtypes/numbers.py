@@ -7,7 +7,7 @@ chooses, so we only re-layout the digits; no binary float conversion is needed.
 
 from __future__ import annotations
 
-import base64
+from binascii import b2a_base64 as _b2a
 from decimal import MAX_EMAX, MIN_EMIN, ROUND_HALF_EVEN, Context, Decimal, InvalidOperation
 from typing import Any
 
@@ -67,8 +67,9 @@ def python_float_to_java(value: float) -> Any:
 
 def decimal_bytes(unscaled: int) -> str:
     """Base64 of Java BigInteger.toByteArray(): minimal big-endian two's complement."""
-    length = (unscaled + (unscaled < 0)).bit_length() // 8 + 1
-    return base64.b64encode(unscaled.to_bytes(length, "big", signed=True)).decode()
+    # binascii directly: base64.b64encode is a Python wrapper around it (a third of this function's cost).
+    return _b2a((unscaled).to_bytes((unscaled + (unscaled < 0)).bit_length() // 8 + 1, "big", signed=True),
+                newline=False).decode("ascii")
 
 
 def parse_numeric(text: str) -> Decimal | None:

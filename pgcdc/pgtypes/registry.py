@@ -7,6 +7,7 @@ when a Relation arrives; the hot path only calls `Converter.fn`.
 from __future__ import annotations
 
 import base64
+from binascii import b2a_base64
 from decimal import Decimal
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -132,7 +133,9 @@ def _numeric(c: ColumnLike, m: Modes) -> Converter:
         # PostgreSQL writes numeric(p,s) with exactly s fraction digits: the digits are the unscaled value.
         ip, _, fp = text.partition(".")
         if len(fp) == scale and ip[-1:].isdigit():
-            return numbers.decimal_bytes(int(ip + fp))
+            u = int(ip + fp)  # numbers.decimal_bytes, inlined: this is the hot case
+            return b2a_base64(u.to_bytes((u + (u < 0)).bit_length() // 8 + 1, "big", signed=True),
+                              newline=False).decode("ascii")
         d = numbers.parse_numeric(text)
         return None if d is None else numbers.decimal_bytes(numbers.unscaled(d, scale))
 
@@ -226,15 +229,25 @@ def _timestamptz(c: ColumnLike, m: Modes) -> Converter:
 
     pad = "." + "0" * digits if digits > 0 else ""
 
+    last = ("", "")  # (text, value): one binding, so a reader on another thread never sees half of it
+
     def convert(t: str) -> str:
+        # The same text as the previous row's is common (now() or a DEFAULT in a multi-row transaction).
+        nonlocal last
+        seen = last
+        if t == seen[0]:
+            return seen[1]
         # Fast path: 'YYYY-MM-DD HH:MM:SS[.ffffff]+00' (the replication session runs in UTC) is already the
         # answer once reshaped: 'T', the fraction padded to the column's precision, 'Z'.
         if t[-3:] == "+00" and t[4:5] == "-" and t[10:11] == " " and t[13:14] == ":":
             frac = t[19:-3]
-            return t[:10] + "T" + t[11:19] + ((frac + pad[len(frac):]) if digits > 0 else "") + "Z"
-        if t in ("infinity", "-infinity"):  # Debezium passes PostgreSQL's word through
+            out = t[:10] + "T" + t[11:19] + ((frac + pad[len(frac):]) if digits > 0 else "") + "Z"
+        elif t in ("infinity", "-infinity"):  # Debezium passes PostgreSQL's word through
             return t
-        return temporal.iso_utc(temporal.timestamptz_us(t), digits)
+        else:
+            out = temporal.iso_utc(temporal.timestamptz_us(t), digits)
+        last = (t, out)
+        return out
 
     return Converter(_s("string", "io.debezium.time.ZonedTimestamp", 1), convert)
 

@@ -90,11 +90,14 @@ def _gid_message(cls: Callable[..., Message], st: struct.Struct) -> _Handler:
 
 def _fixed(cls: Callable[..., Message], st: struct.Struct) -> _Handler:
     """Messages that are a fixed struct and nothing else: Begin, Commit, Stream Commit."""
+    unpack = st.unpack_from
+    # Begin and Commit come with every transaction: built through their slots, as the row messages are.
+    make = _slot_maker(cls) if isinstance(cls, type) else cls
 
     def decode(buf: bytes, pos: int, size: int, xid: int | None) -> Message:
         if pos + st.size != size:
             raise _end(pos + st.size, size)
-        return cls(*st.unpack_from(buf, pos))
+        return make(*unpack(buf, pos))
 
     return decode
 
@@ -180,6 +183,35 @@ def _makers() -> tuple[Callable[..., m.Insert], Callable[..., m.Update], Callabl
 
 
 _make_insert, _make_update, _make_delete = _makers()
+
+
+def _slot_maker(cls: type) -> Callable[..., Any]:
+    """A constructor taking the fields in order that fills the slots directly (see `_makers`)."""
+    setters = _setters(cls)
+    if len(setters) == 3:
+        s0, s1, s2 = setters
+
+        def make3(a: Any, b: Any, c: Any) -> Any:
+            msg: Any = _new(cls)
+            s0(msg, a)
+            s1(msg, b)
+            s2(msg, c)
+            return msg
+
+        return make3
+    if len(setters) == 4:
+        t0, t1, t2, t3 = setters
+
+        def make4(a: Any, b: Any, c: Any, d: Any) -> Any:
+            msg: Any = _new(cls)
+            t0(msg, a)
+            t1(msg, b)
+            t2(msg, c)
+            t3(msg, d)
+            return msg
+
+        return make4
+    return cls
 
 
 def _insert(buf: bytes, pos: int, size: int, xid: int | None) -> m.Insert:

@@ -58,7 +58,8 @@ class ReplicationStream:
             if nbytes > 0:
                 frame = parse_copy_data(data)
                 if isinstance(frame, XLogData):
-                    self.received_lsn = max(self.received_lsn, frame.end_lsn)
+                    if frame.end_lsn > self.received_lsn:
+                        self.received_lsn = frame.end_lsn
                     return frame
                 if isinstance(frame, PrimaryKeepalive):
                     self.received_lsn = max(self.received_lsn, frame.end_lsn)
