@@ -5,7 +5,9 @@ reader threads (capture/snapshot_readers.py), which read tables in primary-key c
 (capture/snapshot_plan.py). Rows are the output functions' text, what pgoutput sends, so snapshot and
 streaming share one set of converters. This thread converts and emits them in table order and, within a
 table, in key order, with Debezium's `source.snapshot` markers, so the rows are exactly the state at the
-slot's consistent point and streaming from there neither loses nor repeats a change.
+slot's consistent point and streaming from there neither loses nor repeats a change. Conversion works on
+small slices of rows at a time (capture/snapshot_records.py): per row, the loop only fills a template and
+hands the record to the sink.
 
 Progress (the last emitted row's key) is checkpointed every `offset.flush.interval.ms`, after the sink
 flushed. A restart continues after that key. The exported snapshot died with the process that held it, so
