@@ -242,6 +242,15 @@ class Connector:
         stack.callback(catalog.close)
         tables = self._table_lookup(catalog, self._settings())
         wants_snapshot, streams = self._snapshot_decision(stored, existing)
+        if stored is None and existing is not None:
+            # The slot outlived the offsets (offsets topic deleted, file removed, connector renamed). Nothing is
+            # skipped: the slot confirms only what was stored, so streaming from its position replays the rest.
+            where = {"kafka": f"offset.storage.topic {c.offset_storage_topic!r}",
+                     "file": f"offset.storage.file.filename {c.offset_storage_file_filename!r}"}.get(
+                         c.offset_storage, f"offset.storage={c.offset_storage}")
+            log.warning("no stored offset for connector %r in %s, but slot %r exists (confirmed %s): %sstreaming "
+                        "from the slot's confirmed position", c.name, where, c.slot_name, format_lsn(existing[0]),
+                        f"a new snapshot (snapshot.mode={c.snapshot_mode}), then " if wants_snapshot else "")
         if existing is not None and stored and not wants_snapshot and not snapshot_in_progress(stored):
             self._check_offset_against_slot(stored, existing[0])
         catch_up_from: int | None = None  # no exported snapshot: the stream position the rows must precede
