@@ -32,6 +32,9 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStrea
 from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 from pyspark.sql.types import StructType
 
+# The kafka source's rows, column for column (Spark's KafkaRecordToRowConverter): every column nullable; the
+# timestamp is the record's milliseconds as an instant (-1 when it has none), timestampType Kafka's TimestampType
+# id (-1 none, 0 CreateTime, 1 LogAppendTime; librdkafka counts 0, 1, 2), headers null when a record has none.
 KAFKA_SCHEMA = ("key binary, value binary, topic string, partition int, offset long, timestamp timestamp, "
                 "timestampType int")
 HEADERS = ", headers array<struct<key: string, value: binary>>"
@@ -179,13 +182,13 @@ def _read_range(options: dict[str, str], part: TopicRange) -> Iterator[pa.Record
                 if part.end is not None and msg.offset() >= part.end:
                     done = True
                     break
-                ts_type, ts = msg.timestamp()
                 cols["key"].append(msg.key())
                 cols["value"].append(msg.value())
                 cols["offset"].append(msg.offset())
-                cols["timestamp"].append(ts * 1000 if ts >= 0 else None)
-                cols["timestampType"].append(max(ts_type - 1, 0))  # librdkafka 1/2 -> Kafka 0 create / 1 log
-                cols["headers"].append([(k, v) for k, v in (msg.headers() or [])])
+                ts_type, ts = msg.timestamp()
+                cols["timestamp"].append(ts * 1000)  # ms -> us; the kafka source keeps -1 (no timestamp) too
+                cols["timestampType"].append(ts_type - 1)
+                cols["headers"].append(msg.headers() or None)
                 if part.end is not None and msg.offset() + 1 >= part.end:
                     done = True
                     break
@@ -210,7 +213,8 @@ def _batch(part: TopicRange, cols: dict[str, list[Any]], headers: bool) -> pa.Re
     ]
     names = ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType"]
     if headers:
-        arrays.append(pa.array([[{"key": k, "value": v} for k, v in h] for h in cols["headers"]], _HEADER_TYPE))
+        arrays.append(pa.array([None if h is None else [{"key": k, "value": v} for k, v in h]
+                                for h in cols["headers"]], _HEADER_TYPE))
         names.append("headers")
     return pa.RecordBatch.from_arrays(arrays, names=names)
 
