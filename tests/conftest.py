@@ -6,6 +6,7 @@ test fails with the reason. Nothing that could run is mocked.
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -51,6 +52,11 @@ def dbname(pg: PostgresCluster) -> Iterator[str]:
     name = f"t_{uuid.uuid4().hex[:10]}"
     pg.create_database(name)
     yield name
+    # A walsender may outlive its stopped client for a moment: end it, then drop the database's slots.
+    deadline = time.monotonic() + 15
+    while pg.execute(f"SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots "
+                     f"WHERE database = '{name}' AND active") and time.monotonic() < deadline:
+        time.sleep(0.1)
     pg.execute(f"SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
                f"WHERE database = '{name}' AND NOT active")
     pg.drop_database(name)
