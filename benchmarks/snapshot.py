@@ -16,6 +16,7 @@ import argparse
 import cProfile
 import io
 import json
+import os
 import pstats
 import resource
 import subprocess
@@ -138,6 +139,8 @@ def main() -> None:
     if args.profile:
         profile(args.rows, args.profile, int(args.threads.split(",")[0]), args.top)
         return
+    # The machines are shared: the load average says how much else ran while measuring.
+    print("load average (1/5/15 min) at start: {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
     print(f"{'workload':16} {'pgcdc/s':>10} {'ceiling/s':>10} {'ratio':>6} {'peak_rss_mb':>11}")
     with PostgresCluster() as pg, TansuBroker() as broker:
         for label, tables in (("single", 1), ("many", args.tables)):
@@ -155,6 +158,7 @@ def main() -> None:
                 ours, ceil = rows / best, rows / best_ceiling
                 name = f"{label}/threads={threads}"
                 print(f"{name:16} {ours:10.0f} {ceil:10.0f} {ours / ceil:6.2f} {rss:11.0f}", flush=True)
+    print("load average (1/5/15 min) at end: {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
 
 
 if __name__ == "__main__":
