@@ -49,7 +49,8 @@ def as_field(name: str, schema: dict[str, Any]) -> dict[str, Any]:
 def dumps(value: Any) -> bytes:
     """JSON bytes of `value` as JsonConverter writes them (no schema wrapper)."""
     body = orjson.dumps(value)
-    if needs_jackson(body):  # rare; see jsontext
+    # needs_jackson's first test, inlined for the common case: ASCII without a single escape.
+    if (not body.isascii() or body.find(b"\\") >= 0) and needs_jackson(body):  # rare; see jsontext
         body = jackson(body)
     return body
 
@@ -65,7 +66,7 @@ class Wrapper:
 
     def __call__(self, payload: Any) -> bytes:
         body = orjson.dumps(payload)
-        if needs_jackson(body):  # rare; see jsontext
+        if (not body.isascii() or body.find(b"\\") >= 0) and needs_jackson(body):  # rare; see jsontext
             body = jackson(body)
         if self.with_schema:
             return self.prefix + body + b"}"
