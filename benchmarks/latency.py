@@ -47,6 +47,9 @@ def main() -> None:
     parser.add_argument("--rate", type=int, default=10_000)
     parser.add_argument("--per-txn", type=int, default=100)
     parser.add_argument("--seconds", type=float, default=20)
+    parser.add_argument("--offset-flush-ms", type=int, default=None,
+                        help="offset.flush.interval.ms for pgcdc (default: pgcdc's own); each checkpoint waits "
+                             "for every record to be acknowledged before the next frame is read")
     args = parser.parse_args()
     # synchronous_commit=on, as in production: the throwaway cluster's default (off) leaves commits to the WAL
     # writer (wal_writer_delay, 200 ms), and logical decoding only reads flushed WAL.
@@ -56,7 +59,8 @@ def main() -> None:
         pg.execute("CREATE TABLE t (id bigint PRIMARY KEY, a int, b text, c timestamptz)", "lat")
         config = {"name": "lat", "config": {
             "topic.prefix": "lat", **pg.connection_properties("lat"), "snapshot.mode": "no_data",
-            "bootstrap.servers": broker.bootstrap_servers, "offset.storage": "memory"}}
+            "bootstrap.servers": broker.bootstrap_servers, "offset.storage": "memory",
+            **({"offset.flush.interval.ms": str(args.offset_flush_ms)} if args.offset_flush_ms is not None else {})}}
         path = Path(tmp) / "connector.json"
         path.write_text(json.dumps(config))
         log = open(Path(tmp) / "pgcdc.log", "wb")
