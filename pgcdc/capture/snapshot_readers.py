@@ -1,11 +1,14 @@
-"""Reader threads for the initial snapshot: several connections in one snapshot, chunks read ahead in order.
+"""Readers for the initial snapshot: several connections in one snapshot, chunks read ahead in order.
 
 A coordinator connection opens the snapshot (the slot's exported one, or a fresh one when catching up) and
 exports it again with pg_export_snapshot(); each reader adopts it, so every chunk sees the same database
-state. Readers take chunks in emission order and hand rows over in batches through small bounded queues: at
-most `threads` chunks are in flight, each holding at most `QUEUE_BATCHES` batches, so memory does not grow
-with the table. COPY's libpq I/O runs while the emitting thread converts, and with more than one reader,
-the next chunks are fetched while the current one is emitted.
+state. With `snapshot.max.threads` > 1, reader threads take chunks in emission order and hand rows over in
+batches through small bounded queues: at most `threads` chunks are in flight, each holding at most
+`QUEUE_BATCHES` batches, so memory does not grow with the table. With one thread the emitting thread reads
+each chunk itself, on a reader connection of its own: PostgreSQL writes COPY rows several times faster than
+records are made from them, so a reader thread only overlapped I/O that was never the bottleneck, and its
+row parsing competed with the emitting thread for the GIL (each hand-over waits out the interpreter's switch
+interval).
 """
 
 from __future__ import annotations
@@ -34,8 +37,12 @@ class ChunkRows:
         self.chunk = chunk
         self.columns = columns
         self.batches: queue.Queue[Any] = queue.Queue(QUEUE_BATCHES)
+        self.inline: Callable[[ChunkRows], Iterator[list[tuple[Any, ...]]]] | None = None
 
     def __iter__(self) -> Iterator[list[tuple[Any, ...]]]:
+        if self.inline is not None:
+            yield from self.inline(self)
+            return
         while True:
             item = self.batches.get()
             if item is _END:
@@ -63,14 +70,26 @@ class ChunkReaders:
         self._work: queue.Queue[ChunkRows | None] = queue.Queue()
         self._cancel = threading.Event()
         self._fetch = max(fetch_size, 1)
+        self._inline: psycopg.Connection | None = None
+        self._threads: list[threading.Thread] = []
+        if threads <= 1:
+            self._inline = connect()
+            try:
+                begin_snapshot(self._inline, snapshot_name, lock_timeout_ms)
+            except BaseException:
+                self._inline.close()
+                raise
+            return
         self._threads = [threading.Thread(target=self._run, args=(connect, snapshot_name, lock_timeout_ms),
-                                          name=f"pgcdc-snapshot-{i}", daemon=True) for i in range(max(threads, 1))]
-        self._conns: list[psycopg.Connection] = []
+                                          name=f"pgcdc-snapshot-{i}", daemon=True) for i in range(threads)]
         for t in self._threads:
             t.start()
 
     def submit(self, rows: ChunkRows) -> None:
-        self._work.put(rows)
+        if self._inline is not None:
+            rows.inline = self._read_inline
+        else:
+            self._work.put(rows)
 
     def close(self) -> None:
         self._cancel.set()
@@ -78,6 +97,23 @@ class ChunkReaders:
             self._work.put(None)
         for t in self._threads:
             t.join(10)
+        if self._inline is not None:
+            self._inline.close()
+
+    def _read_inline(self, rows: ChunkRows) -> Iterator[list[tuple[Any, ...]]]:
+        """The chunk's rows read on the calling thread. Left unfinished (stopped, or a failed conversion),
+        psycopg cancels the COPY when the generator is closed."""
+        assert self._inline is not None
+        fetch = self._fetch
+        batch: list[tuple[Any, ...]] = []
+        with self._inline.cursor() as cur, cur.copy(copy_query(rows.chunk, rows.columns)) as copy:
+            for row in copy.rows():
+                batch.append(row)
+                if len(batch) >= fetch:
+                    yield batch
+                    batch = []
+        if batch:
+            yield batch
 
     def _put(self, rows: ChunkRows, item: Any) -> bool:
         while not self._cancel.is_set():
