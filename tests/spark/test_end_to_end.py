@@ -124,8 +124,8 @@ def test_replays_are_idempotent(spark: SparkSession, capture: Capture, tmp_path:
     for row in raw.groupBy("topic", "partition").agg({"offset": "max"}).collect():
         middles.setdefault(row["topic"], {})[str(row["partition"])] = row["max(offset)"] // 2
     middle = json.dumps(middles)
-    first = read_all(spark, capture, endingOffsets=middle)
-    second = read_all(spark, capture, startingOffsets=middle)
+    first = read_all(spark, capture, endingOffsets=middle).persist()  # read once, applied to both targets
+    second = read_all(spark, capture, startingOffsets=middle).persist()
     for fmt in ("parquet", "delta"):
         root = tmp_path / fmt
         apply(spark, first, root, fmt)
@@ -133,4 +133,5 @@ def test_replays_are_idempotent(spark: SparkSession, capture: Capture, tmp_path:
         assert_exact(capture, root, fmt)
         apply(spark, second, root, fmt)  # the second run again, from the middle
         assert_exact(capture, root, fmt)
-    raw.unpersist()
+    for df in (raw, first, second):
+        df.unpersist()
