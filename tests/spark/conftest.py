@@ -171,9 +171,6 @@ def run_capture(pg: PostgresCluster, broker: TansuBroker, setup: list[str], snap
                 stream: list[str], tables: tuple[str, ...], **props: str) -> Capture:
     """A fresh database: `setup` and `snapshot` run before pgcdc starts (initial snapshot), `stream` while it
     runs; returns when the last statement's event (an insert into `sentinel`) is in Kafka."""
-    if not pg.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'postgis'"):
-        pytest.fail("the PostGIS extension is not installed on this PostgreSQL server (`./dev test-spark` installs "
-                    "Debian's postgresql-15-postgis-3; other majors have none)")
     dbname = f"s_{uuid.uuid4().hex[:10]}"
     pg.create_database(dbname)
     for stmt in setup + snapshot:
@@ -193,6 +190,9 @@ def run_capture(pg: PostgresCluster, broker: TansuBroker, setup: list[str], snap
 
 @pytest.fixture(scope="session")
 def capture(pg: PostgresCluster, broker: TansuBroker) -> Capture:
+    if not pg.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'postgis'"):
+        pytest.fail("the PostGIS extension is not installed on this PostgreSQL server (`./dev test-spark` installs "
+                    "Debian's postgresql-15-postgis-3; other majors have none)")
     return run_capture(pg, broker, SETUP, SNAPSHOT, STREAM, TABLES)
 
 
