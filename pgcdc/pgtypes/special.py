@@ -18,7 +18,7 @@ from pgcdc.pgtypes import numbers, temporal
 
 # -- interval -------------------------------------------------------------------------------------------
 _US_PER_MONTH = 2_629_800_000_000  # 30.4375 days: Debezium's MicroDuration month
-_TIME = re.compile(r"^(-?)(\d+):(\d\d):(\d\d)(?:\.(\d+))?$")
+_TIME = re.compile(r"^([-+]?)(\d+):(\d\d):(\d\d)(?:\.(\d+))?$")
 
 
 def _interval_parts(text: str) -> tuple[int, int, int, int]:
@@ -32,7 +32,7 @@ def _interval_parts(text: str) -> tuple[int, int, int, int]:
         if m:
             sign, hh, mm, ss, frac = m.groups()
             t = ((int(hh) * 60 + int(mm)) * 60 + int(ss)) * 1_000_000 + int((frac or "0").ljust(6, "0")[:6])
-            us += -t if sign else t
+            us += -t if sign == "-" else t
             i += 1
             continue
         n, unit = int(parts[i]), parts[i + 1]

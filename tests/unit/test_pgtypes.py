@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from pgcdc.pgtypes.arrays import parse_array
 from pgcdc.pgtypes.numbers import decimal_bytes, java_double, java_double_text
+from pgcdc.pgtypes.special import interval_iso, interval_us
 from pgcdc.pgtypes.temporal import date_days, iso_utc, time_us, timestamp_us, timestamptz_us
 
 
@@ -147,3 +148,15 @@ def test_a_type_debezium_maps_but_pgcdc_does_not_stops_with_the_table_and_column
     columns = [ColumnSpec("id", "integer", "int4", -1, True), ColumnSpec("v", "vector(3)", "vector", 3, False)]
     with pytest.raises(ConversionError, match=r"table public\.t: column 'v': type vector\(3\) \(vector\)"):
         TableEvents("public", "t", columns, ("id",), EnvelopeSettings("p", Modes(include_unknown=True)))
+
+
+@pytest.mark.parametrize(("text", "us", "iso"), [
+    ("1 year 2 mons 3 days 04:05:06.789", 37_091_106_789_000, "P1Y2M3DT4H5M6.789S"),
+    ("-1 days -00:00:01", -86_401_000_000, "P0Y0M-1DT0H0M-1S"),
+    # parts of mixed signs: PostgreSQL writes '+' on a positive time part (values measured on Debezium 3.6)
+    ("-1 days +00:00:01", -86_399_000_000, "P0Y0M-1DT0H0M1S"),
+    ("1 year 1 mon -1 days +01:01:01.25", 34_104_661_250_000, "P1Y1M-1DT1H1M1.25S"),
+    ("-1 years +2 mons -3 days +04:05:06", -26_542_494_000_000, "P-1Y2M-3DT4H5M6S"),
+])
+def test_interval(text: str, us: int, iso: str) -> None:
+    assert (interval_us(text), interval_iso(text)) == (us, iso)
