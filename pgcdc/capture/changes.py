@@ -293,10 +293,13 @@ class ChangeCapture:
         if t is None:
             return
         after, before = t.update_rows(msg.new, msg.old, msg.old_kind, lsn)
-        if before is not None and t.has_key and t.key_payload(before) != t.key_payload(after):
+        key = t.key(after)
+        # The keys are compared as the bytes written, as Debezium compares its key Structs by value: converted
+        # values (a double is an orjson.Fragment) are not comparable themselves.
+        if before is not None and t.has_key and t.key(before) != key:
             self._key_change(t, before, after, lsn)
             return
-        self._emit(t, "u", before if msg.old_kind == "O" else None, after, t.key(after), lsn)
+        self._emit(t, "u", before if msg.old_kind == "O" else None, after, key, lsn)
 
     def _key_change(self, t: TableEvents, before: dict[str, Any], after: dict[str, Any], lsn: int) -> None:
         """A primary-key change is a delete of the old key (+ tombstone) and a create of the new one."""

@@ -64,6 +64,20 @@ def test_primary_key_change_is_delete_tombstone_create(pg: PostgresCluster, dbna
     assert payload(create)["after"] == {"id": 2, "v": "x"}
 
 
+@pytest.mark.parametrize("decimal_mode", ["precise", "double"])
+def test_update_of_a_row_keyed_by_floats_is_an_update(pg: PostgresCluster, dbname: str, decimal_mode: str) -> None:
+    # With REPLICA IDENTITY FULL the old row comes with every update; an unchanged key of doubles (float8, and
+    # numeric under decimal.handling.mode=double) must not be taken for a key change.
+    run_sql(pg, dbname, "CREATE TABLE fk (x float8, n numeric(6,2), v text, PRIMARY KEY (x, n))",
+            "ALTER TABLE fk REPLICA IDENTITY FULL", "INSERT INTO fk VALUES (1.5, 2.25, 'a'), (-0.0, 0, 'b')")
+    sink = MemorySink()
+    with Running(make_config(pg, dbname, **{"decimal.handling.mode": decimal_mode}), sink=sink):
+        run_sql(pg, dbname, "UPDATE fk SET v = v || '!'", "UPDATE fk SET x = 3.5 WHERE v = 'a!'")
+        records = wait_records(sink, 5)
+    assert [op for _, op in ops(records)] == ["u", "u", "d", None, "c"]
+    assert payload(records[0])["after"]["v"] == "a!" and payload(records[1])["after"]["v"] == "b!"
+
+
 def test_replica_identity_full_and_toast(pg: PostgresCluster, dbname: str) -> None:
     big = "".join(chr(0x41 + (i * 7919) % 26) for i in range(20000))
     run_sql(pg, dbname,
