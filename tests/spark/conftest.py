@@ -137,7 +137,8 @@ MODES_STREAM = [
     "INSERT INTO modes VALUES (21, '', '23:59:59.999999', '00:00:00', '0001-01-01', '0001-01-01 00:00:00', "
     "'9999-12-31 23:59:59.999', interval '-1 days -00:00:01.5', '')",
     "INSERT INTO modes (id, c_bytea, c_interval) VALUES (22, decode(repeat('00ff7f80', 64), 'hex'), interval '0'), "
-    "(23, NULL, interval '-2 mons -3 days -04:05:06.000001')",
+    "(23, NULL, interval '-2 mons -3 days -04:05:06.000001'), "
+    "(24, NULL, interval '1 year -1 mons -1 days +01:01:01.25')",  # mixed signs: '+' on the time part
     "UPDATE modes SET c_interval = c_interval * 2, c_tags = c_tags || hstore('q\"uote', 'ü') WHERE id % 3 = 0",
     "DELETE FROM modes WHERE id = 5",
     "INSERT INTO sentinel VALUES (1)",
