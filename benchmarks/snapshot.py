@@ -27,6 +27,7 @@ import psycopg
 from psycopg import sql
 
 from pgcdc.local import PostgresCluster, TansuBroker
+from pgcdc.sink.memory import DropSink
 
 DDL = ("CREATE TABLE {} (id bigint PRIMARY KEY, a int, b text, c numeric(12,2), d double precision, "
        "e boolean, f timestamptz, g jsonb)")
@@ -79,20 +80,6 @@ def run_pgcdc(pg: PostgresCluster, broker: TansuBroker, db: str, slot: str, thre
                          capture_output=True, text=True, timeout=3600)
     result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
     return result
-
-
-class DropSink:
-    """A sink that drops records: the snapshot's own cost, without librdkafka."""
-
-    def send(self, topic: str, key: bytes | None, value: bytes | None, headers: object = None,
-             partition: int | None = None) -> None:
-        pass
-
-    def flush(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
 
 def profile(rows: int, into: str, threads: int, top: int) -> None:

@@ -26,6 +26,7 @@ from pgcdc.config import build_config
 from pgcdc.local import PostgresCluster, TansuBroker
 from pgcdc.lsn import format_lsn, parse_lsn
 from pgcdc.runner import Connector
+from pgcdc.sink.memory import DropSink
 
 # 40 columns of mixed types: 5 of each of 8 kinds.
 _WIDE_KINDS = (("int", "g %% 1000 + {i}"), ("bigint", "g * {i}"), ("text", "md5((g + {i})::text)"),
@@ -89,20 +90,6 @@ def run_recvlogical(pg: PostgresCluster, db: str, slot: str, pub: str, end_lsn: 
                     "-o", "proto_version=1", "-o", f"publication_names={pub}", "-E", format_lsn(end_lsn)],
                    check=True, capture_output=True, timeout=600)
     return time.perf_counter() - t0
-
-
-class DropSink:
-    """A sink that drops records (`--sink drop`): what is left is pgcdc's own work per event."""
-
-    def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Any = None,
-             partition: int | None = None) -> None:
-        pass
-
-    def flush(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
 
 def run_pgcdc(pg: PostgresCluster, broker: TansuBroker, db: str, slot: str, pub: str,

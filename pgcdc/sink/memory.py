@@ -1,4 +1,4 @@
-"""Records kept in a list, in the file sink's shape: for tests and embedding."""
+"""Records kept in a list, in the file sink's shape, for tests and embedding; or dropped, for measuring."""
 
 from __future__ import annotations
 
@@ -26,6 +26,20 @@ class MemorySink:
 
     def flush(self) -> None:
         self.flushes += 1
+
+    def close(self) -> None:
+        pass
+
+
+class DropSink:
+    """Drops every record: what is left of a run is pgcdc's own work per event (the benchmarks' `--sink drop`)."""
+
+    def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Headers | None = None,
+             partition: int | None = None) -> None:
+        pass
+
+    def flush(self) -> None:
+        pass
 
     def close(self) -> None:
         pass
