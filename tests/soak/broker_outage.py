@@ -7,6 +7,11 @@ The broker keeps its topics in a local S3 endpoint (s3rver, see pgcdc/local/s3.p
 the offsets topic (`offset.storage` Kafka, the default) outlive the restart. pgcdc runs as the CLI with its
 default retry settings. `PGCDC_SOAK_OUTAGE_S` sets how long the broker stays down (default 10; the soak run
 uses 60: tests/soak/README.md).
+
+Not part of the default suite: the test broker on S3 storage is not crash-safe. In some runs it leaves a hole
+in a partition's offsets after the SIGKILL (offsets assigned to records it then cannot serve: 76 of them in
+one run) or stops answering produce requests after the restart; the offset check below reports the first as
+the broker's loss. Run it with `./dev test tests/soak/broker_outage.py -s` or `python -m tests.soak.outage`.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -103,7 +109,9 @@ def test_broker_killed_and_restarted_loses_nothing(pg: PostgresCluster, dbname: 
         stop.set()
         w.join()
     assert proc.poll() is None, f"pgcdc exited after the outage: {log.read_text(errors='replace')[-2000:]}"
-    marker = max(r[0] for t in TABLES for r in pg.execute(f"SELECT coalesce(max(id), 0) FROM {t}", dbname)) + 1
+    # The writer's ids are positive, so no earlier event has this key (max(id) + 1 may have been deleted or moved
+    # away, and its old `c` event would pass for the marker).
+    marker = -1
     pg.execute(f"INSERT INTO a VALUES ({marker}, -1)", dbname)
     try:
         wait_for(lambda: any(r["value"] and payload(r)["op"] == "c" and payload(r)["after"]["id"] == marker
@@ -128,6 +136,12 @@ def test_broker_killed_and_restarted_loses_nothing(pg: PostgresCluster, dbname: 
     total = dupes = 0
     for t in TABLES:
         records = read_topic(broker.bootstrap_servers, f"{dbname}.public.{t}")
+        # Offsets are the broker's: a hole means it assigned offsets to records it cannot serve (it lost records
+        # it had accepted), which no client can cause. Said apart from pgcdc's own losses, checked below.
+        for part in {r["partition"] for r in records}:
+            offsets = [r["offset"] for r in records if r["partition"] == part]
+            holes = [(a + 1, b - 1) for a, b in pairwise(offsets) if b != a + 1]
+            assert not holes, f"the broker lost accepted records: topic {t} partition {part} offsets {holes[:5]}"
         state, versions = fold(records)
         expected = dict(pg.execute(f"SELECT id, v FROM {t}", dbname))
         assert state == expected, f"table {t}: folded Kafka state differs from the database"
