@@ -71,6 +71,17 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def end_process(proc: subprocess.Popen[bytes] | None) -> None:
+    """SIGTERM, then SIGKILL if it is still there after 10 s."""
+    if proc and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+
+
 def _unprivileged_user() -> str | None:
     if os.geteuid() != 0:
         return None

@@ -27,7 +27,7 @@ import urllib.request
 from pathlib import Path
 
 from pgcdc.errors import LocalServiceError
-from pgcdc.local.postgres import free_port
+from pgcdc.local.postgres import end_process, free_port
 
 # s3rver's built-in access key and secret (any other pair fails the signature check).
 CREDENTIALS = ("S3RVER", "S3RVER")
@@ -157,13 +157,7 @@ class S3Server:
             return False
 
     def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+        end_process(self.proc)
         self.proc = None
 
     def cleanup(self) -> None:

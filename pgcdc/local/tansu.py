@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from pgcdc.errors import LocalServiceError
-from pgcdc.local.postgres import free_port
+from pgcdc.local.postgres import end_process, free_port
 from pgcdc.local.s3 import S3Server
 
 
@@ -82,13 +82,7 @@ class TansuBroker:
         raise LocalServiceError(f"Tansu did not start on 127.0.0.1:{self.port}: {tail.strip()}")
 
     def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+        end_process(self.proc)
         self.proc = None
 
     def kill(self) -> None:
