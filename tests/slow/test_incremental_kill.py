@@ -56,7 +56,7 @@ def test_kill9_during_incremental_snapshot(pg: PostgresCluster, dbname: str, bro
         with psycopg.connect(pg.dsn(dbname), autocommit=True) as conn:
             conn.execute("INSERT INTO dbz_signal VALUES ('go', 'execute-snapshot', %s)",
                          (json.dumps({"data-collections": ["public.a"], "type": "incremental"}),))
-            signal_at = conn.execute("SELECT pg_current_wal_lsn() - '0/0'").fetchone()[0]
+            signal_at = conn.execute("SELECT pg_current_wal_insert_lsn() - '0/0'").fetchone()[0]
         for _ in range(kills):
             time.sleep(rnd.uniform(1.0, 3.0))
             proc.send_signal(signal.SIGKILL)
