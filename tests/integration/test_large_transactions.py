@@ -7,14 +7,17 @@ PostgreSQL 14+ streams them before commit (protocol 2+, streaming=on); 11 to 13 
 from __future__ import annotations
 
 import logging
+import signal
 from collections.abc import Iterator
+from pathlib import Path
 
 import psycopg
 import pytest
 
-from pgcdc.local import PostgresCluster
+from pgcdc.local import PostgresCluster, TansuBroker
 from pgcdc.sink.memory import MemorySink
-from tests.harness import Running, make_config, payload, wait_records
+from tests.harness import Running, make_config, payload, wait_for, wait_records
+from tests.integration.test_durability import kafka_config, start_cli, wait_for_ids, wait_slot_active
 
 
 @pytest.fixture(scope="module")
@@ -114,3 +117,43 @@ def test_two_big_transactions_interleaved(small_mem_pg: PostgresCluster, db: str
         records = wait_records(sink, 4000)
     pads = [payload(r)["after"]["pad"] for r in records]
     assert pads == ["b"] * 2000 + ["a"] * 2000  # commit order, each transaction whole
+
+
+@pytest.mark.parametrize("outcome", ["commit", "rollback"])
+def test_killed_inside_a_streamed_transaction(small_mem_pg: PostgresCluster, db: str, broker: TansuBroker,
+                                              tmp_path: Path, outcome: str) -> None:
+    """SIGKILL while the server is streaming an open transaction to pgcdc: nothing of it was emitted or
+    confirmed, so after the restart the server sends it again and it arrives whole, once (or not at all when
+    it rolls back). The dead process's spill folder is swept by the next start."""
+    pg = small_mem_pg
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    cfg = kafka_config(pg, db, broker)
+    env = {"TMPDIR": str(spill)}
+    proc = start_cli(tmp_path, cfg, env)
+    topic = f"{db}.public.big"
+    try:
+        wait_slot_active(pg, cfg["slot.name"])
+        with psycopg.connect(pg.dsn(db)) as conn:
+            conn.execute("INSERT INTO big SELECT g, repeat('x', 100) FROM generate_series(1, 3000) g")
+            if pg.major >= 14:  # streamed: pgcdc holds blocks of the open transaction in its spill file
+                wait_for(lambda: any(f.stat().st_size > 0 for f in spill.glob("pgcdc-stream-*/*.spill")), 60,
+                         "a streamed block of the open transaction in pgcdc's spill file")
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(10)
+            dead = list(spill.glob("pgcdc-stream-*"))
+            conn.execute("INSERT INTO big SELECT g, 'after the kill' FROM generate_series(3001, 3500) g")
+            if outcome == "commit":
+                conn.commit()
+            else:
+                conn.rollback()
+        pg.execute("INSERT INTO big VALUES (0, 'last')", db)
+        proc = start_cli(tmp_path, cfg, env)
+        expected = [*range(1, 3501), 0] if outcome == "commit" else [0]
+        got = wait_for_ids(broker, topic, set(expected))
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0, (tmp_path / "pgcdc.log").read_text()[-2000:]
+    assert sorted(got) == sorted(expected)  # each once (the topic's partitions interleave in the read)
+    if pg.major >= 14:
+        assert dead and not any(d.exists() for d in dead), "the killed process's spill folder was not swept"
