@@ -466,6 +466,10 @@ class ConnectorConfig(BaseModel):
             "linger.ms": "5",
             "compression.type": "lz4",  # repetitive JSON: several times fewer bytes to the broker
             "queue.buffering.max.messages": "200000",
+            # Records waiting for the broker are bounded in bytes as the Java producer's buffer.memory (32 MB by
+            # default) bounds them; librdkafka's own default is 1 GB, so a snapshot's peak RSS followed the
+            # broker's longest stall (benchmarks/memory.py: 128 MB at 1M rows, 173 MB at 10M).
+            "queue.buffering.max.kbytes": "32768",
             "log.connection.close": "false",
         }
         for name, value in self.kafka.items():

@@ -39,6 +39,15 @@ def test_connect_json_works_unchanged(tmp_path) -> None:
     assert c.producer_config()["linger.ms"] == "20"
 
 
+def test_producer_queue_bounded_in_bytes_like_buffer_memory() -> None:
+    # The Java producer's buffer.memory default (32 MB), unless the config sets either name.
+    assert build_config(BASE).producer_config()["queue.buffering.max.kbytes"] == "32768"
+    assert build_config({**BASE, "producer.override.buffer.memory": "8388608"}).producer_config()[
+        "queue.buffering.max.kbytes"] == "8192"
+    assert build_config({**BASE, "kafka.queue.buffering.max.kbytes": "1024"}).producer_config()[
+        "queue.buffering.max.kbytes"] == "1024"
+
+
 def test_properties_and_yaml_and_env(tmp_path) -> None:
     props = tmp_path / "c.properties"
     props.write_text("# comment\n" + "\n".join(f"{k}={v}" for k, v in BASE.items()) + "\nslot.name = s1\n")
