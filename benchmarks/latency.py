@@ -48,8 +48,8 @@ def main() -> None:
     parser.add_argument("--per-txn", type=int, default=100)
     parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--offset-flush-ms", type=int, default=None,
-                        help="offset.flush.interval.ms for pgcdc (default: pgcdc's own); each checkpoint waits "
-                             "for every record to be acknowledged before the next frame is read")
+                        help="offset.flush.interval.ms for pgcdc (default: pgcdc's own); a checkpoint pauses the "
+                             "stream only if Kafka's queue has not emptied for another interval")
     args = parser.parse_args()
     # synchronous_commit=on, as in production: the throwaway cluster's default (off) leaves commits to the WAL
     # writer (wal_writer_delay, 200 ms), and logical decoding only reads flushed WAL.

@@ -139,6 +139,12 @@ class ConnectorCollector(Collector):
         if stored is not None:
             yield GaugeMetricFamily("pgcdc_committed_lsn", "LSN stored and confirmed to the slot",
                                     value=stored.end_lsn)
+        if c.checkpointer is not None:
+            checkpoints = CounterMetricFamily("pgcdc_checkpoints", "positions stored while streaming, by whether "
+                                              "the replication loop waited for Kafka", labels=["wait"])
+            checkpoints.add_metric(["no"], c.checkpointer.without_wait)
+            checkpoints.add_metric(["yes"], c.checkpointer.after_wait)
+            yield checkpoints
         watch = c.slot_watch
         if watch is not None and watch.lag_bytes is not None:
             yield GaugeMetricFamily("pgcdc_slot_lag_bytes", "server WAL end minus the slot's confirmed position",

@@ -208,6 +208,8 @@ class Connector:
             self.ready.set()
             self._loop(stream, capture, checkpointer)
             checkpointer.checkpoint(capture.position)
+            log.debug("checkpoints while streaming: %d without waiting for Kafka, %d after waiting",
+                      checkpointer.without_wait, checkpointer.after_wait)
             self.stats.events += capture.events
             if c.slot_drop_on_stop:
                 stream.close()
@@ -301,7 +303,8 @@ class Connector:
             stack.callback(capture.incremental.close)
             capture.incremental.start()  # an incremental snapshot the offsets say is under way
         # flush.lsn.source=false / lsn.flush.mode=manual: the offset is stored, something else confirms the slot.
-        return stream, capture, Checkpointer(sink, offsets, stream if c.confirms_lsn else None)
+        return stream, capture, Checkpointer(sink, offsets, stream if c.confirms_lsn else None,
+                                             interval_s=c.offset_flush_interval_ms / 1000, now=time.monotonic())
 
     def _incremental(self, conn: psycopg.Connection, catalog: Catalog, sink: Sink,
                      stored: dict[str, Any] | None) -> IncrementalSnapshot:
@@ -425,8 +428,7 @@ class Connector:
         decode = PgoutputDecoder().decode
         handle = capture.handle
         read = stream.read
-        interval = self.config.offset_flush_interval_ms / 1000
-        next_flush = time.monotonic() + interval
+        tick = checkpointer.tick
         stop = self._stop
         stop_at = self.stop_at_lsn
         hb_interval = self.config.heartbeat_interval_ms / 1000
@@ -438,13 +440,16 @@ class Connector:
             else None
         signal_interval = self.config.signal_poll_interval_ms / 1000
         next_signal_poll = time.monotonic() + signal_interval
+        # The checks below run every 256 frames, and on every frame while a due checkpoint waits for Kafka to
+        # acknowledge all that was sent: the first frame after a pause in the stream is the likely moment.
+        every = 0xFF
         while not stop.is_set():
             frame = read(0.2)
             if frame is not None:
                 payload = frame.payload
                 handle(decode(payload), frame.start_lsn, payload)
                 n += 1
-                if n & 0xFF:
+                if n & every:
                     continue
             elif read_only_inc is not None and not capture.in_transaction:
                 read_only_inc.position(stream.keepalive_lsn)  # idle: a read-only window may close
@@ -456,9 +461,7 @@ class Connector:
                 if self.config.heartbeat_action_query:
                     self._heartbeat_action()
                 next_heartbeat = now + hb_interval
-            if now >= next_flush:
-                checkpointer.checkpoint(capture.position)
-                next_flush = now + interval
+            every = 0 if tick(capture.position, now) else 0xFF
             if channels_inc is not None and now >= next_signal_poll and not capture.in_transaction:
                 at = capture.position
                 channels_inc.poll_channels(at.end_lsn if at else 0, at.xid if at else 0)  # signal.kafka.topic, .file

@@ -9,7 +9,10 @@ Headers = Sequence[tuple[str, bytes]]
 
 
 class Sink(Protocol):
-    """`send` may buffer; `flush` returns only when every record sent so far is acknowledged."""
+    """`send` may buffer; `flush` returns only when every record sent so far is acknowledged.
+
+    A sink whose acknowledgements take a network round trip also has `all_acknowledged() -> bool`: the same
+    question without waiting (pgcdc.durability.Checkpointer.try_checkpoint)."""
 
     def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Headers | None = None,
              partition: int | None = None) -> None: ...

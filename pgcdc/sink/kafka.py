@@ -1,7 +1,8 @@
 """Kafka through confluent-kafka: idempotent, acks=all, murmur2 keyed partitioning like the Java client.
 
 librdkafka delivers on its own threads; we only record failures in the delivery callback and raise them at
-the next flush, which is where the durability order (Kafka ack before offset) is enforced.
+the next flush or `all_acknowledged`, which is where the durability order (Kafka ack before offset) is
+enforced.
 """
 
 from __future__ import annotations
@@ -83,8 +84,29 @@ class KafkaSink:
         """Records handed to librdkafka and not yet acknowledged."""
         return len(self._producer)
 
+    def all_acknowledged(self) -> bool:
+        """Whether every record sent so far is acknowledged, without waiting; raises as `flush` does.
+
+        With error-only delivery reports librdkafka frees an acknowledged record at once, and a failed one
+        only after its report was served (here, by `poll`): `len()` (rd_kafka_outq_len: records not yet freed
+        plus reports not yet served) is 0 exactly when all were acknowledged or their failures are in
+        `_errors`."""
+        producer = self._producer
+        if len(producer):
+            producer.poll(0)
+            if len(producer):
+                self._raise_errors()
+                return False
+        self._raise_errors()
+        return True
+
     def flush(self) -> None:
         left = self._producer.flush(self.flush_timeout_s)
+        self._raise_errors()
+        if left:
+            raise SinkError(f"kafka: {left} record(s) not acknowledged within {self.flush_timeout_s:.0f} s")
+
+    def _raise_errors(self) -> None:
         if self._errors:
             first, topic = self._errors[0], (self._error_topics or ["?"])[0]
             self._errors.clear()
@@ -95,8 +117,6 @@ class KafkaSink:
                 raise RecordTooLarge(f"kafka: the broker refused a record for topic {topic!r} as too large "
                                      f"(its message.max.bytes / max.message.bytes): {text}")
             raise SinkError(f"kafka: record not acknowledged: {topic}: {text}")
-        if left:
-            raise SinkError(f"kafka: {left} record(s) not acknowledged within {self.flush_timeout_s:.0f} s")
 
     def close(self) -> None:
         self._producer.flush(self.flush_timeout_s)

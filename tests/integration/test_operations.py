@@ -67,6 +67,9 @@ def test_health_and_metrics(pg: PostgresCluster, dbname: str) -> None:
         assert metric(text, 'pgcdc_snapshot_table_rows{table="public.t"}') == 20
         committed = metric(text, "pgcdc_committed_lsn")
         assert 0 < committed <= metric(text, "pgcdc_processed_lsn")
+        # A memory sink has nothing in flight: every streaming checkpoint is taken without waiting.
+        assert metric(text, 'pgcdc_checkpoints_total{wait="no"}') >= 1
+        assert metric(text, 'pgcdc_checkpoints_total{wait="yes"}') == 0
         assert metric(text, "pgcdc_slot_retained_bytes") >= 0
         assert get(port, "/nope")[0] == 404
     assert running.connector.health.state == "stopped"
