@@ -12,10 +12,13 @@ import random
 import signal
 import threading
 import time
+import uuid
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
+import pytest
 
 from pgcdc.local import PostgresCluster, TansuBroker
 from tests.harness import payload, read_topic, wait_for
@@ -24,13 +27,15 @@ from tests.integration.test_durability import kafka_config, start_cli, wait_slot
 TABLES = ("a", "b", "c")
 
 
-def writer(pg: PostgresCluster, db: str, stop: threading.Event, seed: int, commits: list[int]) -> None:
+def writer(pg: PostgresCluster, db: str, stop: threading.Event, seed: int, commits: list[int],
+           big: float = 0.02) -> None:
+    """`big`: the share of transactions of 500 to 5000 statements."""
     rnd = random.Random(seed)
     next_id = 1
     with psycopg.connect(pg.dsn(db)) as conn:
         while not stop.is_set():
             # 1 to 5000 statements: mostly small, now and then a large one
-            size = rnd.randint(500, 5000) if rnd.random() < 0.02 else rnd.choice((1, 1, 5, 50, rnd.randint(1, 500)))
+            size = rnd.randint(500, 5000) if rnd.random() < big else rnd.choice((1, 1, 5, 50, rnd.randint(1, 500)))
             rollback = rnd.random() < 0.1
             with conn.transaction():
                 for _ in range(size):
@@ -70,7 +75,35 @@ def fold(records: list[dict]) -> tuple[dict[int, int], list[tuple[int, int]]]:
 
 def test_kill9_loop_keeps_every_committed_change(pg: PostgresCluster, dbname: str, broker: TansuBroker,
                                                  tmp_path: Path) -> None:
-    kills = int(os.environ.get("PGCDC_SOAK_KILLS", "8"))
+    kill_loop(pg, dbname, broker, tmp_path, int(os.environ.get("PGCDC_SOAK_KILLS", "8")), big=0.02)
+
+
+@pytest.fixture(scope="module")
+def streaming_pg() -> Iterator[PostgresCluster]:
+    """A server that streams (14+) or spills (11-13) every transaction over 64 kB of decoded changes."""
+    with PostgresCluster() as cluster:
+        if cluster.major >= 13:
+            cluster.execute("ALTER SYSTEM SET logical_decoding_work_mem = '64kB'")
+            cluster.execute("SELECT pg_reload_conf()")
+        yield cluster
+
+
+def test_kill9_loop_inside_streamed_transactions(streaming_pg: PostgresCluster, broker: TansuBroker,
+                                                tmp_path: Path) -> None:
+    """The same loop where a fifth of the transactions are big enough to be streamed before commit: kills land
+    while pgcdc holds blocks of open transactions in its spill files and while it replays committed ones."""
+    pg = streaming_pg
+    dbname = f"ks_{uuid.uuid4().hex[:8]}"
+    pg.create_database(dbname)
+    kill_loop(pg, dbname, broker, tmp_path, int(os.environ.get("PGCDC_SOAK_KILLS", "8")), big=0.2)
+    if pg.major >= 14:
+        streamed = pg.execute(f"SELECT stream_txns FROM pg_stat_replication_slots WHERE slot_name = 'slot_{dbname}'")
+        assert streamed and streamed[0][0] > 0, "the server streamed no transaction"
+        print(f"streamed transactions (server's count, resends included): {streamed[0][0]}")
+
+
+def kill_loop(pg: PostgresCluster, dbname: str, broker: TansuBroker, tmp_path: Path, kills: int,
+              big: float) -> None:
     for t in TABLES:
         pg.execute(f"CREATE TABLE {t} (id int PRIMARY KEY, v int NOT NULL)", dbname)
     cfg = kafka_config(pg, dbname, broker)
@@ -79,7 +112,7 @@ def test_kill9_loop_keeps_every_committed_change(pg: PostgresCluster, dbname: st
     stop = threading.Event()
     commits: list[int] = []
     rnd = random.Random(kills)
-    w = threading.Thread(target=writer, args=(pg, dbname, stop, 42, commits))
+    w = threading.Thread(target=writer, args=(pg, dbname, stop, 42, commits, big))
     w.start()
     try:
         for _ in range(kills):
