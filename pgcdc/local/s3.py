@@ -12,6 +12,13 @@ OUT_OF_ORDER_SEQUENCE_NUMBER from two idempotent producers within seconds, and r
 restart. The server is therefore started through a few lines of JavaScript (`LAUNCHER`) that put a middleware
 in front of s3rver's routes: requests for one key run one at a time, and a PUT whose precondition fails gets
 S3's 412 PreconditionFailed.
+
+s3rver also writes a PUT's body straight into the object's file as it arrives. A client that dies in the middle
+of an upload (a broker killed with SIGKILL) leaves that object truncated, and s3rver waits for the rest of the
+body forever, so every later request for that key would wait too: Tansu's producer-state object stuck that way
+is a restarted broker that answers no produce request. S3 stores an object only once its whole body has
+arrived, so the middleware reads each PUT's body first and hands s3rver a complete one, or, if the client went
+away before the end, answers nothing and stores nothing.
 """
 
 from __future__ import annotations
@@ -40,6 +47,16 @@ const S3rver = require(pkg);
 const server = new S3rver({ directory, address, port: Number(port), silent: true,
                             configureBuckets: [{ name: bucket, configs: [] }] });
 const queues = new Map();  // "bucket/key" -> the promise the last request for that key resolves
+// The whole body of a request, or null if the client went away before its end.
+function wholeBody(req) {
+  return new Promise(resolve => {
+    const chunks = [];
+    req.on('data', chunk => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', () => resolve(null));
+    req.on('close', () => { if (!req.complete) resolve(null); });
+  });
+}
 async function oneAtATime(ctx, next) {
   const [, b, ...rest] = ctx.path.split('/').map(decodeURIComponent);
   const key = rest.join('/');
@@ -51,6 +68,11 @@ async function oneAtATime(ctx, next) {
   queues.set(id, mine);
   await before;
   try {
+    if (ctx.method === 'PUT') {
+      const body = await wholeBody(ctx.req);
+      if (body === null) return;
+      ctx.req = require('stream').Readable.from([body]);
+    }
     const ifMatch = ctx.get('if-match');
     const ifNoneMatch = ctx.get('if-none-match');
     if (ctx.method === 'PUT' && (ifMatch || ifNoneMatch)) {
