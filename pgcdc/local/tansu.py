@@ -46,9 +46,12 @@ class TansuBroker:
     """Start/stop a Tansu broker on 127.0.0.1. Use as a context manager."""
 
     def __init__(self, *, port: int | None = None, storage: str = "memory://tansu/",
-                 s3: S3Server | None = None) -> None:
+                 s3: S3Server | None = None, advertised_port: int | None = None) -> None:
         self.binary = find_tansu()
         self.port = port or free_port()
+        # A relay in front of the broker (tests/broker_gate.py) listens on the advertised port: clients reach the
+        # broker through it after their bootstrap too.
+        self.advertised_port = advertised_port or self.port
         self.storage = s3.storage_url if s3 is not None else storage
         self.env = {**os.environ, **(s3.tansu_env() if s3 is not None else {})}
         self.proc: subprocess.Popen[bytes] | None = None
@@ -57,13 +60,14 @@ class TansuBroker:
 
     @property
     def bootstrap_servers(self) -> str:
-        return f"127.0.0.1:{self.port}"
+        return f"127.0.0.1:{self.advertised_port}"
 
     def start(self, timeout: float = 30) -> TansuBroker:
         url = f"tcp://127.0.0.1:{self.port}"
         log = open(self.logfile, "ab")
         self.proc = subprocess.Popen(
-            [str(self.binary), "broker", "--listener-url", url, "--advertised-listener-url", url,
+            [str(self.binary), "broker", "--listener-url", url,
+             "--advertised-listener-url", f"tcp://127.0.0.1:{self.advertised_port}",
              "--storage-engine", self.storage],
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=self.env,
         )

@@ -64,7 +64,7 @@ def test_unknown_producer_property_is_one_clear_error(pg: PostgresCluster, dbnam
 def test_broker_outage_is_waited_out(pg: PostgresCluster, dbname: str) -> None:
     # A broker of its own, stopped and started again on the same port. (The test broker keeps topics in
     # memory, so what it held before the outage is gone; what matters is that changes made during the outage
-    # arrive once it is back, from the stored offset. tests/soak/broker_outage.py restarts a broker on S3
+    # arrive once it is back, from the stored offset. tests/slow/test_broker_outage.py restarts a broker on S3
     # storage under a continuous writer and checks that nothing at all is lost.)
     pg.execute("CREATE TABLE t (id int PRIMARY KEY)", dbname)
     with TansuBroker() as broker:

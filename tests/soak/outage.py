@@ -1,10 +1,11 @@
 """Long broker outage: `python -m tests.soak.outage --seconds 60` (inside the project's virtualenv).
 
-Runs tests/soak/broker_outage.py with the broker down for --seconds (PGCDC_SOAK_OUTAGE_S) and prints its
-summary line: statements and records written, lost (the test fails unless 0), duplicates, connector restarts,
-time to catch up after the broker came back, and the slot's position during the outage against the last stored
-offset. s3rver must be installed: `./dev test tests/soak/broker_outage.py` fetches it, or the same run in
-one command: `PGCDC_SOAK_OUTAGE_S=60 ./dev test tests/soak/broker_outage.py -s`.
+Runs tests/slow/test_broker_outage.py with the broker down for --seconds (PGCDC_SOAK_OUTAGE_S; the default suite
+keeps it down 10 s) and prints its summary line: statements and change events committed, records written, lost,
+phantom (rolled back) and out-of-order events (the test fails unless all 0), duplicates, holes in the broker's
+offsets, connector restarts, time to catch up after the broker came back, the slot's position during the outage
+against the last stored offset, and the load average. s3rver must be installed: `./dev test` fetches it, or the
+same run in one command: `PGCDC_SOAK_OUTAGE_S=60 ./dev test tests/slow/test_broker_outage.py -s`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-TEST = Path(__file__).resolve().parent / "broker_outage.py"
+TEST = Path(__file__).resolve().parent.parent / "slow" / "test_broker_outage.py"
 
 
 def main(argv: list[str] | None = None) -> int:
