@@ -440,16 +440,18 @@ class Connector:
             else None
         signal_interval = self.config.signal_poll_interval_ms / 1000
         next_signal_poll = time.monotonic() + signal_interval
-        # The checks below run every 256 frames, and on every frame while a due checkpoint waits for Kafka to
-        # acknowledge all that was sent: the first frame after a pause in the stream is the likely moment.
-        every = 0xFF
+        waiting = False  # a due checkpoint waits for Kafka to have acknowledged everything sent
         while not stop.is_set():
             frame = read(0.2)
             if frame is not None:
+                if waiting:
+                    # Before this frame adds records: the queue is most likely empty on the first frame after a
+                    # pause in the stream.
+                    waiting = tick(capture.position, time.monotonic())
                 payload = frame.payload
                 handle(decode(payload), frame.start_lsn, payload)
                 n += 1
-                if n & every:
+                if n & 0xFF:
                     continue
             elif read_only_inc is not None and not capture.in_transaction:
                 read_only_inc.position(stream.keepalive_lsn)  # idle: a read-only window may close
@@ -461,7 +463,7 @@ class Connector:
                 if self.config.heartbeat_action_query:
                     self._heartbeat_action()
                 next_heartbeat = now + hb_interval
-            every = 0 if tick(capture.position, now) else 0xFF
+            waiting = tick(capture.position, now)
             if channels_inc is not None and now >= next_signal_poll and not capture.in_transaction:
                 at = capture.position
                 channels_inc.poll_channels(at.end_lsn if at else 0, at.xid if at else 0)  # signal.kafka.topic, .file
