@@ -29,9 +29,11 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from pgcdc.capture.position import IncrementalProgress, SnapshotProgress
-from pgcdc.capture.snapshot import Snapshot
-from pgcdc.capture.snapshot_plan import TablePlan, _bound, describe
+from pgcdc.capture.blocking import run_blocking_snapshot
+from pgcdc.capture.incremental_chunks import ChunkTable, max_key, select_chunk, surrogate_type
+from pgcdc.capture.position import IncrementalProgress
+from pgcdc.capture.signals import java_instant, parse_signal_data
+from pgcdc.capture.snapshot_plan import TablePlan, describe
 from pgcdc.envelope.source import DEBEZIUM_VERSION
 from pgcdc.envelope.table import TableEvents
 from pgcdc.protocol import messages as m
@@ -40,41 +42,6 @@ from pgcdc.sink import Sink
 log = logging.getLogger(__name__)
 
 OPEN, CLOSE = "snapshot-window-open", "snapshot-window-close"
-
-
-def java_instant(ns: int) -> str:
-    """java.time.Instant.toString(): ISO-8601 UTC, fraction in groups of 3 digits, none if zero."""
-    secs, frac = divmod(ns, 1_000_000_000)
-    base = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(secs))
-    if frac == 0:
-        return base + "Z"
-    digits = f"{frac:09d}"
-    while digits.endswith("000"):
-        digits = digits[:-3]
-    return f"{base}.{digits}Z"
-
-
-def parse_signal_data(text: str | None) -> dict[str, Any]:
-    if not text:
-        return {}
-    try:
-        data = json.loads(text)
-    except ValueError:
-        log.warning("signal data is not JSON, ignored: %r", text[:200])
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-class _Table:
-    """The table being read: its plan (key columns and types) and where its key columns sit in a row."""
-
-    def __init__(self, plan: TablePlan, events: TableEvents, pk: tuple[str, ...], condition: str | None) -> None:
-        self.plan = plan
-        self.events = events
-        self.pk = pk  # the primary key: what a buffered row is known by (a surrogate key only chunks)
-        self.condition = condition
-        self.pk_idx = tuple(events.names.index(c) for c in pk)
-        self.chunk_idx = tuple(events.names.index(c) for c in plan.pk)
 
 
 class IncrementalSnapshot:
@@ -118,7 +85,7 @@ class IncrementalSnapshot:
         self.window_open = False
         self.buffer: dict[tuple[Any, ...], dict[str, Any]] = {}
         self.read_key: tuple[str, ...] | None = None
-        self.current: _Table | None = None
+        self.current: ChunkTable | None = None
         self.current_name: tuple[str, str] | None = None
         # Relation oid -> what it is to us: the signal table (column positions) or a table's name.
         self.signal_oid: int | None = None
@@ -224,7 +191,9 @@ class IncrementalSnapshot:
         """Once the signal row's own record is emitted: read the next chunk if a window just closed."""
         if self._blocking:
             tables, self._blocking = self._blocking, []
-            self._run_blocking(tables)
+            run_blocking_snapshot(tables, connect=self._connect, build=self.build, sink=self.sink,
+                                  topic_prefix=self.prefix, database=self.db, headers=self.headers, at=self._at,
+                                  chunk_rows=max(self.chunk_size, 10_000))
         if self._next_after_emit:
             self._next_after_emit = False
             if not self.paused:
@@ -415,7 +384,7 @@ class IncrementalSnapshot:
                 if t is None:  # gone, empty, or without a key: next table
                     self._table_done()
                     continue
-                rows = self._select(conn, t)
+                rows = select_chunk(conn, t, self.read_key, self.max_key, self.chunk_size)
                 if rows:
                     for values in rows:
                         self.buffer[tuple(values[i] for i in t.pk_idx)] = t.events.row(values, 0)
@@ -428,32 +397,6 @@ class IncrementalSnapshot:
         if not self.collections:
             log.info("incremental snapshot finished: %d record(s)", self.rows)
 
-    def _run_blocking(self, tables: list[tuple[str, str | None]]) -> None:
-        """execute-snapshot with `type: blocking`: streaming waits while the tables are read in one new database
-        snapshot, as an initial snapshot's records (markers first/true/last; `lsn`, `txId` and `sequence` of
-        the signal; measured on Debezium 3.6). Streaming then goes on after the signal: changes committed
-        after it are replayed after the rows, so folding stays exact. Nothing is stored while it runs: a
-        restart replays the signal and reads the tables again."""
-        plans = []
-        for name, condition in tables:
-            schema, _, table = name.partition(".")
-            events = self.build(schema, table)
-            if events is None:
-                continue
-            # A blocking snapshot takes the condition's `filter` as the table's whole SELECT statement
-            # (Debezium 3.6 runs it as given: a bare condition fails there with a syntax error, measured).
-            override = condition.strip().rstrip(";") if condition else None
-            plans.append(TablePlan(schema, table, lambda events=events: events, override=override))
-        if not plans:
-            return
-        lsn, xid = self._at
-        snapshot = _BlockingSnapshot(sink=self.sink, topic_prefix=self.prefix, database=self.db, lsn=lsn,
-                                     headers=self.headers)
-        snapshot.run(self._connect, None, plans, resume=SnapshotProgress(lsn, xid, time.time_ns() // 1000, None,
-                                                                         None, None, 0),
-                     chunk_rows=max(self.chunk_size, 10_000))
-        log.info("blocking snapshot done: %d record(s)", snapshot.events)
-
     def _table_done(self) -> None:
         self.collections.pop(0)
         self.key = self.max_key = self.read_key = None
@@ -465,7 +408,7 @@ class IncrementalSnapshot:
         conn.execute(sql.SQL("INSERT INTO {} VALUES (%s, %s, %s)").format(sql.Identifier(*self.signal_name)),
                      (sig_id, kind, data))
 
-    def _table(self, conn: psycopg.Connection) -> _Table | None:
+    def _table(self, conn: psycopg.Connection) -> ChunkTable | None:
         name, condition, surrogate = self.collections[0]
         schema, _, table = name.partition(".")
         if self.current is not None and self.current_name == (schema, table):
@@ -478,21 +421,18 @@ class IncrementalSnapshot:
         describe(conn, plan)
         pk = plan.pk
         if surrogate:
-            row = conn.execute(
-                "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = %s::regclass "
-                "AND attname = %s AND NOT attisdropped",
-                (sql.Identifier(schema, table).as_string(conn), surrogate)).fetchone()
-            if row is None:
+            type_name = surrogate_type(conn, schema, table, surrogate)
+            if type_name is None:
                 log.warning("incremental snapshot: surrogate key %r is not a column of %s; skipped", surrogate, name)
                 return None
-            plan.pk, plan.pk_types = (surrogate,), (row[0],)
+            plan.pk, plan.pk_types = (surrogate,), (type_name,)
         if not plan.pk or any(c not in events.names for c in (*plan.pk, *pk)):
             log.warning("incremental snapshot: %s has no primary key (or it is not in the events); set "
                         "surrogate-key in the signal; skipped", name)
             return None
-        t = _Table(plan, events, pk or plan.pk, condition)
+        t = ChunkTable(plan, events, pk or plan.pk, condition)
         if self.max_key is None:
-            self.max_key = self._max_key(conn, t)
+            self.max_key = max_key(conn, t)
             if self.max_key is None:
                 log.info("incremental snapshot of %s: no rows", name)
                 return None
@@ -500,49 +440,6 @@ class IncrementalSnapshot:
         self.current, self.current_name = t, (schema, table)
         self.read_key = self.key
         return t
-
-    def _where(self, t: _Table, lo: tuple[str, ...] | None, hi: tuple[str, ...] | None) -> sql.Composable:
-        key = sql.SQL("({})").format(sql.SQL(", ").join(sql.Identifier(c) for c in t.plan.pk))
-        parts: list[sql.Composable] = []
-        if lo is not None:
-            parts.append(sql.SQL("{} > {}").format(key, _bound(t.plan, lo)))
-        if hi is not None:
-            parts.append(sql.SQL("{} <= {}").format(key, _bound(t.plan, hi)))
-        if t.condition:
-            parts.append(sql.SQL("({})").format(sql.SQL(t.condition)))  # type: ignore[arg-type]
-        return sql.SQL(" WHERE ") + sql.SQL(" AND ").join(parts) if parts else sql.SQL("")
-
-    def _order(self, t: _Table, desc: bool = False) -> sql.Composable:
-        d = sql.SQL(" DESC") if desc else sql.SQL("")
-        return sql.SQL(", ").join(sql.SQL("{}{}").format(sql.Identifier(c), d) for c in t.plan.pk)
-
-    def _max_key(self, conn: psycopg.Connection, t: _Table) -> tuple[str, ...] | None:
-        # Aliased: ORDER BY a plain name would sort by the text output column of that name.
-        cols = sql.SQL(", ").join(sql.SQL("{}::text AS {}").format(sql.Identifier(c), sql.Identifier(f"pgcdc_k{i}"))
-                                  for i, c in enumerate(t.plan.pk))
-        row = conn.execute(sql.SQL("SELECT {} FROM {}{} ORDER BY {} LIMIT 1").format(
-            cols, sql.Identifier(*t.plan.name), self._where(t, None, None), self._order(t, True))).fetchone()
-        return tuple(str(v) for v in row) if row is not None else None
-
-    def _select(self, conn: psycopg.Connection, t: _Table) -> list[tuple[Any, ...]]:
-        """The next chunk, as output-function text (COPY), the form pgoutput sends: one set of converters."""
-        cols = sql.SQL(", ").join(sql.Identifier(c) for c in t.events.names)
-        query = sql.SQL("COPY (SELECT {} FROM {}{} ORDER BY {} LIMIT {}) TO STDOUT").format(
-            cols, sql.Identifier(*t.plan.name), self._where(t, self.read_key, self.max_key), self._order(t),
-            sql.Literal(self.chunk_size))
-        with conn.cursor() as cur, cur.copy(query) as copy:
-            return list(copy.rows())
-
-
-class _BlockingSnapshot(Snapshot):
-    """The initial snapshot's reader with the signal's LSN, xid and time (given as a resume point that
-    continues nothing: every table from its start, the first marked `first`)."""
-
-    def _resume(self, plans: list[TablePlan], resume: SnapshotProgress | None) -> list[TablePlan]:
-        if plans:
-            plans[0].first = True
-        return plans
-
 
 def _text(values: tuple[m.Value, ...], i: int) -> str | None:
     v = values[i] if i < len(values) else None

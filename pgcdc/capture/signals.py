@@ -1,4 +1,5 @@
-"""Signal channels besides the signal table: a Kafka topic and a file (Debezium's `kafka` and `file`).
+"""Signals: their data and watermark timestamps as Debezium writes them, and the channels besides the signal
+table: a Kafka topic and a file (Debezium's `kafka` and `file`).
 
 Polled from the replication loop between transactions every `signal.poll.interval.ms`. A Kafka signal's key
 is the connector's `topic.prefix` (others are skipped, as Debezium documents) and its value
@@ -12,11 +13,35 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from typing import Any
 
 log = logging.getLogger(__name__)
 
 Signal = tuple[str | None, str | None, str | None]  # id, type, data (JSON text), as a signal table row
+
+
+def java_instant(ns: int) -> str:
+    """java.time.Instant.toString(): ISO-8601 UTC, fraction in groups of 3 digits, none if zero."""
+    secs, frac = divmod(ns, 1_000_000_000)
+    base = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(secs))
+    if frac == 0:
+        return base + "Z"
+    digits = f"{frac:09d}"
+    while digits.endswith("000"):
+        digits = digits[:-3]
+    return f"{base}.{digits}Z"
+
+
+def parse_signal_data(text: str | None) -> dict[str, Any]:
+    if not text:
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError:
+        log.warning("signal data is not JSON, ignored: %r", text[:200])
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def _data_text(data: Any) -> str | None:

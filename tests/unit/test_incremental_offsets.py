@@ -7,7 +7,8 @@ import json
 import pytest
 
 from pgcdc.capture import java_keys
-from pgcdc.capture.incremental import IncrementalSnapshot, java_instant
+from pgcdc.capture.incremental import IncrementalSnapshot
+from pgcdc.capture.signals import java_instant
 from pgcdc.capture.java_keys import JAVA_NULL
 from pgcdc.capture.position import IncrementalProgress, Position
 from pgcdc.sink.memory import MemorySink
