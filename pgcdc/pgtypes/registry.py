@@ -10,65 +10,16 @@ import base64
 from binascii import b2a_base64
 from decimal import Decimal
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from pgcdc.errors import ConversionError
 from pgcdc.pgtypes import geometric, numbers, special, temporal
+from pgcdc.pgtypes.array_columns import ARRAY_ELEMENT, ARRAYS, ElementColumn
 from pgcdc.pgtypes.arrays import array_converter
+from pgcdc.pgtypes.converter import DROPPED, ColumnLike, Converter, Fn, Modes, in_ms, items_schema
+from pgcdc.pgtypes.converter import connect_schema as _s  # short: it is on every line of the table
 
-Fn = Callable[[str], Any]
-
-
-class ColumnLike(Protocol):
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def enum_labels(self) -> str | None: ...
-
-    @property
-    def type_name(self) -> str: ...
-
-    @property
-    def base_type_name(self) -> str: ...
-
-    @property
-    def type_modifier(self) -> int: ...
-
-
-@dataclass(frozen=True, slots=True)
-class Modes:
-    decimal: str = "precise"  # decimal.handling.mode
-    time: str = "adaptive"  # time.precision.mode
-    binary: str = "bytes"  # binary.handling.mode
-    interval: str = "numeric"  # interval.handling.mode
-    hstore: str = "json"  # hstore.handling.mode
-    money_digits: int = 2  # money.fraction.digits
-    include_unknown: bool = False  # include.unknown.datatypes
-    snapshot: bool = False  # Debezium reads snapshots through JDBC, which renders a few values differently
-
-
-@dataclass(frozen=True, slots=True)
-class Converter:
-    schema: dict[str, Any]  # Connect schema of the field, without optional/default/field
-    fn: Fn | None  # None: the pgoutput text is the value
-    dropped: bool = False  # Debezium leaves the column out of schema and values
-
-
-DROPPED = Converter({}, None, True)
-
-
-def _s(type_: str, name: str | None = None, version: int | None = None, **params: str) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": type_}
-    if name:
-        schema["name"] = name
-    if version is not None:
-        schema["version"] = version
-    if params:
-        schema["parameters"] = params
-    return schema
-
+__all__ = ["DROPPED", "ColumnLike", "Converter", "Fn", "Modes", "converter_for"]
 
 # -- scalar builders: (column, modes) -> Converter -------------------------------------------------------
 
@@ -171,7 +122,8 @@ def _precision(c: ColumnLike, default: int = 6) -> int:
 def _date(c: ColumnLike, m: Modes) -> Converter:
     # A snapshot reads dates through JDBC, which drops a BC era (see temporal).
     if m.time == "isostring":
-        return Converter(_s("string", "io.debezium.time.IsoDate", 1), _iso_date_jdbc if m.snapshot else _iso_date)
+        iso = temporal.iso_date_jdbc if m.snapshot else _iso_date
+        return Converter(_s("string", "io.debezium.time.IsoDate", 1), iso)
     name = "org.apache.kafka.connect.data.Date" if m.time == "connect" else "io.debezium.time.Date"
     infinity = temporal.DATE_INFINITY_SNAPSHOT if m.snapshot else temporal.DATE_INFINITY
     days = temporal.date_days_jdbc if m.snapshot else temporal.date_days
@@ -180,12 +132,6 @@ def _date(c: ColumnLike, m: Modes) -> Converter:
 
 def _iso_date(text: str) -> str:
     return temporal.iso_text(text) + "Z"
-
-
-def _iso_date_jdbc(text: str) -> str:
-    if not text[0].isdigit():  # infinity
-        return text + "Z"
-    return temporal.iso_date_of_days(temporal.date_days_jdbc(text)) + "Z"
 
 
 def _iso_suffix(text: str) -> str:
@@ -197,17 +143,13 @@ def _iso_timestamp(text: str) -> str:
     return temporal.iso_text(text).replace(" ", "T", 1) + "Z"
 
 
-def _ms(f: Fn) -> Fn:
-    return lambda t: f(t) // 1000
-
-
 def _time(c: ColumnLike, m: Modes) -> Converter:
     if m.time == "connect":
-        return Converter(_s("int32", "org.apache.kafka.connect.data.Time", 1), _ms(temporal.time_us))
+        return Converter(_s("int32", "org.apache.kafka.connect.data.Time", 1), in_ms(temporal.time_us))
     if m.time == "isostring":
         return Converter(_s("string", "io.debezium.time.IsoTime", 1), _iso_suffix)
     if m.time == "adaptive" and _precision(c) <= 3:
-        return Converter(_s("int32", "io.debezium.time.Time", 1), _ms(temporal.time_us))
+        return Converter(_s("int32", "io.debezium.time.Time", 1), in_ms(temporal.time_us))
     return Converter(_s("int64", "io.debezium.time.MicroTime", 1), temporal.time_us)
 
 
@@ -216,10 +158,10 @@ def _timestamp(c: ColumnLike, m: Modes) -> Converter:
         return Converter(_s("string", "io.debezium.time.IsoTimestamp", 1), _iso_timestamp)
     if m.time == "connect":
         return Converter(_s("int64", "org.apache.kafka.connect.data.Timestamp", 1),
-                         _with_infinity(_ms(temporal.timestamp_us), temporal.TIMESTAMP_MS_INFINITY))
+                         _with_infinity(in_ms(temporal.timestamp_us), temporal.TIMESTAMP_MS_INFINITY))
     if _precision(c) <= 3:
         return Converter(_s("int64", "io.debezium.time.Timestamp", 1),
-                         _with_infinity(_ms(temporal.timestamp_us), temporal.TIMESTAMP_MS_INFINITY))
+                         _with_infinity(in_ms(temporal.timestamp_us), temporal.TIMESTAMP_MS_INFINITY))
     return Converter(_s("int64", "io.debezium.time.MicroTimestamp", 1),
                      _with_infinity(temporal.timestamp_us, temporal.TIMESTAMP_US_INFINITY))
 
@@ -365,14 +307,14 @@ def converter_for(column: ColumnLike, modes: Modes) -> Converter:
     if typname in _POSTGIS or element_name in _POSTGIS:
         return _postgis(typname, element_name)
     if element_name in SCALARS:
-        element = SCALARS[element_name](_ElementColumn(column), modes)
-        special_array = _ARRAYS.get(typname)
+        element = SCALARS[element_name](ElementColumn(column), modes)
+        special_array = ARRAYS.get(typname)
         built = special_array(column, element) if special_array is not None else None
         if built is not None:
             return built
         # Debezium declares enum and tsvector array elements required (measured on 3.6); others optional.
-        items = _items(element.schema, typname not in ("_enum", "_tsvector"))
-        return Converter({"type": "array", "items": items}, array_converter(_ARRAY_ELEMENT.get(typname, element.fn)))
+        items = items_schema(element.schema, typname not in ("_enum", "_tsvector"))
+        return Converter({"type": "array", "items": items}, array_converter(ARRAY_ELEMENT.get(typname, element.fn)))
     build = SCALARS.get(typname)
     if build is None:
         if typname in _NOT_YET:
@@ -380,81 +322,6 @@ def converter_for(column: ColumnLike, modes: Modes) -> Converter:
                                   "yet")
         return _unknown(_text_bytes, element_name, modes)
     return build(column, modes)
-
-
-def _items(schema: dict[str, Any], optional: bool) -> dict[str, Any]:
-    """An element schema as an array's items, in JsonConverter's member order."""
-    items = {**schema}
-    return {"type": items.pop("type"), **({"fields": items.pop("fields")} if "fields" in items else {}),
-            "optional": optional, **items}
-
-
-def _null(text: str) -> None:
-    return None
-
-
-def _bit_array(column: ColumnLike, element: Converter) -> Converter | None:
-    # bit(n)[]: Debezium declares the element's own schema (Bits, or boolean for bit(1)) and writes null.
-    return Converter(element.schema, _null)
-
-
-def _numeric_array(column: ColumnLike, element: Converter) -> Converter | None:
-    if column.type_modifier >= 4:
-        return None
-    # numeric[] without precision: an array of VariableScaleDecimal whose value is always null (measured).
-    return Converter({"type": "array", "items": _items(element.schema, True)}, _null)
-
-
-def _time_array(column: ColumnLike, element: Converter) -> Converter | None:
-    if element.schema.get("name") != "io.debezium.time.MicroTime":
-        return None
-    # time[] elements go through java.sql.Time: microseconds, but only whole milliseconds of them (measured).
-    return Converter({"type": "array", "items": _items(element.schema, True)},
-                     array_converter(lambda t: temporal.time_us(t) // 1000 * 1000))
-
-
-def _date_array(column: ColumnLike, element: Converter) -> Converter | None:
-    fn = _iso_date_jdbc if element.schema["type"] == "string" else temporal.date_days_jdbc
-    return Converter({"type": "array", "items": _items(element.schema, True)}, array_converter(fn))
-
-
-def _timestamp_array(column: ColumnLike, element: Converter) -> Converter | None:
-    name = element.schema.get("name")
-    fn: Fn
-    if name == "io.debezium.time.IsoTimestamp":
-        fn = _iso_timestamp_jdbc
-    elif name == "io.debezium.time.MicroTimestamp":
-        fn = temporal.timestamp_us_jdbc
-    else:  # milliseconds: io.debezium.time.Timestamp, org.apache.kafka.connect.data.Timestamp
-        fn = _ms(temporal.timestamp_us_jdbc)
-    return Converter({"type": "array", "items": _items(element.schema, True)}, array_converter(fn))
-
-
-def _iso_timestamp_jdbc(text: str) -> str:
-    time_text = temporal.without_era(text).split(" ", 1)[1]
-    days = temporal.timestamp_us_jdbc(text) // temporal.US_PER_DAY
-    return f"{temporal.iso_date_of_days(days)}T{time_text}Z"
-
-
-def _timestamptz_array(column: ColumnLike, element: Converter) -> Converter | None:
-    convert = element.fn
-    assert convert is not None
-    return Converter({"type": "array", "items": _items(element.schema, True)},
-                     array_converter(lambda t: convert(temporal.timestamptz_text_jdbc(t))))
-
-
-# Arrays whose whole schema or value Debezium 3.6 writes differently from "array of the element" (measured);
-# None from a builder means the ordinary array.
-_ARRAYS: dict[str, Callable[[ColumnLike, Converter], Converter | None]] = {
-    "_bit": _bit_array,
-    "_numeric": _numeric_array,
-    "_time": _time_array,
-    "_date": _date_array,
-    "_timestamp": _timestamp_array,
-    "_timestamptz": _timestamptz_array,
-}
-# Element conversions that differ inside arrays: real/double arrays keep -0.0 (scalars write 0.0).
-_ARRAY_ELEMENT: dict[str, Fn] = {"_float4": numbers.java_double, "_float8": numbers.java_double}
 
 
 def _text_bytes(text: str) -> str:
@@ -478,32 +345,5 @@ _POSTGIS = {"geometry": "Geometry", "geography": "Geography"}
 def _postgis(typname: str, element_name: str | None) -> Converter:
     if element_name is None:
         return Converter(geometric.postgis_schema(_POSTGIS[typname]), geometric.ewkb)
-    items = _items(geometric.postgis_schema(_POSTGIS[element_name]), True)
+    items = items_schema(geometric.postgis_schema(_POSTGIS[element_name]), True)
     return Converter({"type": "array", "items": items}, array_converter(geometric.ewkb, geometric.POSTGIS_DELIMITER))
-
-
-@dataclass(frozen=True, slots=True)
-class _ElementColumn:
-    """An array's element seen as a column: same typmod, element type name."""
-
-    col: ColumnLike
-
-    @property
-    def name(self) -> str:
-        return self.col.name
-
-    @property
-    def type_name(self) -> str:
-        return self.col.type_name.removesuffix("[]")
-
-    @property
-    def base_type_name(self) -> str:
-        return self.col.base_type_name[1:]
-
-    @property
-    def type_modifier(self) -> int:
-        return self.col.type_modifier
-
-    @property
-    def enum_labels(self) -> str | None:
-        return self.col.enum_labels

@@ -183,3 +183,10 @@ def iso_text(text: str) -> str:
 
 def iso_date_of_days(days: int) -> str:
     return _far_date(days)
+
+
+def iso_date_jdbc(text: str) -> str:
+    """time.precision.mode=isostring in a snapshot: the date as JDBC reads it (a BC era dropped), with a 'Z'."""
+    if not text[0].isdigit():  # infinity
+        return text + "Z"
+    return iso_date_of_days(date_days_jdbc(text)) + "Z"

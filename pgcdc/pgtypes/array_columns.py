@@ -1,0 +1,105 @@
+"""Arrays whose schema or values Debezium 3.6 writes differently from "an array of the element" (measured), and
+an array's element seen as a column."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pgcdc.pgtypes import numbers, temporal
+from pgcdc.pgtypes.arrays import array_converter
+from pgcdc.pgtypes.converter import ColumnLike, Converter, Fn, in_ms, items_schema
+
+def _null(text: str) -> None:
+    return None
+
+
+def _bit_array(column: ColumnLike, element: Converter) -> Converter | None:
+    # bit(n)[]: Debezium declares the element's own schema (Bits, or boolean for bit(1)) and writes null.
+    return Converter(element.schema, _null)
+
+
+def _numeric_array(column: ColumnLike, element: Converter) -> Converter | None:
+    if column.type_modifier >= 4:
+        return None
+    # numeric[] without precision: an array of VariableScaleDecimal whose value is always null (measured).
+    return Converter({"type": "array", "items": items_schema(element.schema, True)}, _null)
+
+
+def _time_array(column: ColumnLike, element: Converter) -> Converter | None:
+    if element.schema.get("name") != "io.debezium.time.MicroTime":
+        return None
+    # time[] elements go through java.sql.Time: microseconds, but only whole milliseconds of them (measured).
+    return Converter({"type": "array", "items": items_schema(element.schema, True)},
+                     array_converter(lambda t: temporal.time_us(t) // 1000 * 1000))
+
+
+def _date_array(column: ColumnLike, element: Converter) -> Converter | None:
+    fn = temporal.iso_date_jdbc if element.schema["type"] == "string" else temporal.date_days_jdbc
+    return Converter({"type": "array", "items": items_schema(element.schema, True)}, array_converter(fn))
+
+
+def _timestamp_array(column: ColumnLike, element: Converter) -> Converter | None:
+    name = element.schema.get("name")
+    fn: Fn
+    if name == "io.debezium.time.IsoTimestamp":
+        fn = _iso_timestamp_jdbc
+    elif name == "io.debezium.time.MicroTimestamp":
+        fn = temporal.timestamp_us_jdbc
+    else:  # milliseconds: io.debezium.time.Timestamp, org.apache.kafka.connect.data.Timestamp
+        fn = in_ms(temporal.timestamp_us_jdbc)
+    return Converter({"type": "array", "items": items_schema(element.schema, True)}, array_converter(fn))
+
+
+def _iso_timestamp_jdbc(text: str) -> str:
+    time_text = temporal.without_era(text).split(" ", 1)[1]
+    days = temporal.timestamp_us_jdbc(text) // temporal.US_PER_DAY
+    return f"{temporal.iso_date_of_days(days)}T{time_text}Z"
+
+
+def _timestamptz_array(column: ColumnLike, element: Converter) -> Converter | None:
+    convert = element.fn
+    assert convert is not None
+    return Converter({"type": "array", "items": items_schema(element.schema, True)},
+                     array_converter(lambda t: convert(temporal.timestamptz_text_jdbc(t))))
+
+
+# Arrays whose whole schema or value Debezium 3.6 writes differently from "array of the element" (measured);
+# None from a builder means the ordinary array.
+ARRAYS: dict[str, Callable[[ColumnLike, Converter], Converter | None]] = {
+    "_bit": _bit_array,
+    "_numeric": _numeric_array,
+    "_time": _time_array,
+    "_date": _date_array,
+    "_timestamp": _timestamp_array,
+    "_timestamptz": _timestamptz_array,
+}
+# Element conversions that differ inside arrays: real/double arrays keep -0.0 (scalars write 0.0).
+ARRAY_ELEMENT: dict[str, Fn] = {"_float4": numbers.java_double, "_float8": numbers.java_double}
+
+
+@dataclass(frozen=True, slots=True)
+class ElementColumn:
+    """An array's element seen as a column: same typmod, element type name."""
+
+    col: ColumnLike
+
+    @property
+    def name(self) -> str:
+        return self.col.name
+
+    @property
+    def type_name(self) -> str:
+        return self.col.type_name.removesuffix("[]")
+
+    @property
+    def base_type_name(self) -> str:
+        return self.col.base_type_name[1:]
+
+    @property
+    def type_modifier(self) -> int:
+        return self.col.type_modifier
+
+    @property
+    def enum_labels(self) -> str | None:
+        return self.col.enum_labels

@@ -1,0 +1,71 @@
+"""What a column's conversion is: its Connect schema and a function from pgoutput's text to the JSON value."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+Fn = Callable[[str], Any]
+
+
+class ColumnLike(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def enum_labels(self) -> str | None: ...
+
+    @property
+    def type_name(self) -> str: ...
+
+    @property
+    def base_type_name(self) -> str: ...
+
+    @property
+    def type_modifier(self) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Modes:
+    decimal: str = "precise"  # decimal.handling.mode
+    time: str = "adaptive"  # time.precision.mode
+    binary: str = "bytes"  # binary.handling.mode
+    interval: str = "numeric"  # interval.handling.mode
+    hstore: str = "json"  # hstore.handling.mode
+    money_digits: int = 2  # money.fraction.digits
+    include_unknown: bool = False  # include.unknown.datatypes
+    snapshot: bool = False  # Debezium reads snapshots through JDBC, which renders a few values differently
+
+
+@dataclass(frozen=True, slots=True)
+class Converter:
+    schema: dict[str, Any]  # Connect schema of the field, without optional/default/field
+    fn: Fn | None  # None: the pgoutput text is the value
+    dropped: bool = False  # Debezium leaves the column out of schema and values
+
+
+DROPPED = Converter({}, None, True)
+
+
+def connect_schema(type_: str, name: str | None = None, version: int | None = None, **params: str) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": type_}
+    if name:
+        schema["name"] = name
+    if version is not None:
+        schema["version"] = version
+    if params:
+        schema["parameters"] = params
+    return schema
+
+
+def items_schema(schema: dict[str, Any], optional: bool) -> dict[str, Any]:
+    """An element schema as an array's items, in JsonConverter's member order."""
+    items = {**schema}
+    return {"type": items.pop("type"), **({"fields": items.pop("fields")} if "fields" in items else {}),
+            "optional": optional, **items}
+
+
+def in_ms(f: Fn) -> Fn:
+    """`f`'s microseconds as milliseconds (floor, like Java's)."""
+    return lambda t: f(t) // 1000
