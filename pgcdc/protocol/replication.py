@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 from pgcdc.errors import ProtocolError, UnsupportedMessage
 from pgcdc.protocol import _struct as s
+from pgcdc.protocol._slots import slot_maker
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,25 +38,8 @@ _XLOG_DATA_HEAD = 1 + s.XLOG_DATA.size  # 25 bytes before the payload
 _KEEPALIVE_SIZE = 1 + s.KEEPALIVE.size  # 18 bytes, nothing after
 
 
-def _xlog_data_maker() -> Callable[[int, int, int, memoryview], XLogData]:
-    """XLogData's constructor, filling the slots directly: the same frozen instance as the dataclass
-    __init__ makes (which goes through object.__setattr__ per field), for about a third of its cost. One
-    is made per message on the hot path."""
-    new = object.__new__
-    set_start, set_end, set_time, set_payload = (XLogData.__dict__[f.name].__set__ for f in fields(XLogData))
-
-    def make(start: int, end: int, clock: int, payload: memoryview) -> XLogData:
-        frame = new(XLogData)
-        set_start(frame, start)
-        set_end(frame, end)
-        set_time(frame, clock)
-        set_payload(frame, payload)
-        return frame
-
-    return make
-
-
-_make_xlog_data = _xlog_data_maker()
+# One XLogData is made per message on the hot path.
+_make_xlog_data: Callable[[int, int, int, memoryview], XLogData] = slot_maker(XLogData)
 _unpack_xlog_data = s.XLOG_DATA.unpack_from
 
 
