@@ -190,7 +190,7 @@ class ConnectorConfig(BaseModel):
     # snapshot.select.statement.overrides.<schema>.<table> values, keyed by "<schema>.<table>".
     snapshot_select_statements: dict[str, str] = Field(default_factory=dict)
     snapshot_fetch_size: int = Field(10_240, alias="snapshot.fetch.size", gt=0)
-    """Rows fetched per round trip while snapshotting."""
+    """Rows a snapshot reader thread hands over at a time (with snapshot.max.threads=1, at most 64)."""
     snapshot_max_threads: int = Field(1, alias="snapshot.max.threads", ge=1, le=64)
     """Parallel snapshot readers, all in one exported snapshot."""
     snapshot_lock_timeout_ms: int = Field(10_000, alias="snapshot.lock.timeout.ms", ge=0)
