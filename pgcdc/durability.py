@@ -6,7 +6,8 @@ window only); an offset stored but not confirmed makes the server resend transac
 
 The replication loop does not wait for Kafka to take a checkpoint (`Checkpointer.tick`): a due checkpoint is
 taken at the first moment nothing sent is still unacknowledged, which at a steady rate is the gap between two
-transactions. Only when a stream stays that busy for another whole interval does it wait for every record.
+transactions. Only when a stream stays that busy for another whole interval does it wait for every record
+(docs/decisions/checkpoints.md).
 """
 
 from __future__ import annotations
