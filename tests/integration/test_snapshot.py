@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 
 import psycopg
+import pytest
+from psycopg.types.json import Jsonb
 
 from pgcdc.local import PostgresCluster
 from pgcdc.offsets.memory import MemoryOffsetStore
@@ -74,3 +76,29 @@ def test_snapshot_under_concurrent_writes_is_exact(pg: PostgresCluster, dbname: 
             state.pop(p["before"]["id"], None)
     state.pop(-1)
     assert state == final
+
+
+# Values COPY's text format escapes (tab, newline, CR, backslash, backspace, form feed, vertical tab), the
+# literal text `\N` next to a real null, and multi-byte characters.
+ESCAPED = ["a\tb\nc\rd\\e", None, "\\N", "\b\f\x0b\x01", "ünï €", "", "\\\\N", "x\\"]
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_snapshot_values_with_copy_escapes_equal_streamed_ones(pg: PostgresCluster, dbname: str, threads: str) -> None:
+    """The snapshot reads rows through COPY's text format, streaming through pgoutput: the same values must
+    make the same `after`."""
+    pg.execute("CREATE TABLE e (id int PRIMARY KEY, v text, j jsonb)", dbname)
+    rows = [(i, v, Jsonb({"k": v})) for i, v in enumerate(ESCAPED, 1)]
+    with psycopg.connect(pg.dsn(dbname), autocommit=True) as conn:
+        conn.cursor().executemany("INSERT INTO e VALUES (%s, %s, %s)", rows)
+    sink = MemorySink()
+    config = make_config(pg, dbname, **{"snapshot.mode": "initial", "snapshot.max.threads": threads})
+    with Running(config, sink=sink):
+        wait_records(sink, len(rows))
+        with psycopg.connect(pg.dsn(dbname), autocommit=True) as conn:
+            conn.cursor().executemany("INSERT INTO e VALUES (%s, %s, %s)", [(i + 100, v, j) for i, v, j in rows])
+        records = wait_records(sink, 2 * len(rows))
+    after = {(p["op"], p["after"]["id"] % 100): p["after"] for p in map(payload, records)}
+    for i, v in enumerate(ESCAPED, 1):
+        assert after[("r", i)]["v"] == v
+        assert {**after[("r", i)], "id": 0} == {**after[("c", i)], "id": 0}
