@@ -7,7 +7,6 @@ drops whatever this run created.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import re
 import threading
@@ -29,21 +28,20 @@ from pgcdc.capture.snapshot_progress import ProgressReporter, SnapshotMetrics
 from pgcdc.config import ConnectorConfig
 from pgcdc.durability import Checkpointer
 from pgcdc.envelope.columns import ColumnRules
-from pgcdc.envelope.source import context_headers
-from pgcdc.envelope.table import ColumnSpec, EnvelopeSettings, TableEvents
+from pgcdc.envelope.source import context_headers, uuid7
 from pgcdc.errors import (ConfigError, OffsetError, PgcdcError, RecordTooLarge, SinkError, SlotInUse, SlotLost,
                           SourceError)
 from pgcdc.lsn import format_lsn
 from pgcdc.metrics import Health, MetricsServer, SlotWatch
 from pgcdc.offsets import OffsetStore, make_offset_store
-from pgcdc.pgtypes import Modes
 from pgcdc.protocol import PgoutputDecoder
-from pgcdc.protocol import messages as m
 from pgcdc.sink import Sink, make_sink
 from pgcdc.source import slot as slots
 from pgcdc.source.catalog import Catalog
 from pgcdc.source.connection import check_objects, check_server, connect, max_proto_version
 from pgcdc.source.stream import ReplicationStream
+from pgcdc.snapshot_mode import snapshot_decision
+from pgcdc.tables import catalog_relation, envelope_settings, snapshot_lookup, table_lookup
 
 log = logging.getLogger(__name__)
 
@@ -82,50 +80,12 @@ class Connector:
         self._column_rules = ColumnRules.from_properties(config.column_include_list, config.column_exclude_list,
                                                          config.column_rules)
         # One run id per process start, like Debezium's __debezium.context.runId (a UUIDv7).
-        self.context_headers = context_headers(config.topic_prefix, _uuid7(), config.key_converter_schemas_enable)
+        self.context_headers = context_headers(config.topic_prefix, uuid7(), config.key_converter_schemas_enable)
 
     def stop(self) -> None:
         self._stop.set()
 
     # -- start-up -------------------------------------------------------------------------------------
-    def _settings(self) -> EnvelopeSettings:
-        c = self.config
-        return EnvelopeSettings(
-            topic_prefix=c.topic_prefix,
-            modes=Modes(decimal=c.decimal_handling_mode, time=c.time_precision_mode,
-                        binary=c.binary_handling_mode, interval=c.interval_handling_mode,
-                        hstore=c.hstore_handling_mode, money_digits=c.money_fraction_digits,
-                        include_unknown=c.include_unknown_datatypes),
-            key_schemas=c.key_converter_schemas_enable, value_schemas=c.value_converter_schemas_enable,
-            placeholder=c.unavailable_value_placeholder, message_key_columns=c.message_key_columns,
-            propagate_columns=c.column_propagate_source_type, propagate_datatypes=c.datatype_propagate_source_type,
-            column_rules=self._column_rules, topic_delimiter=c.topic_delimiter,
-            topic_strategy=c.topic_naming_strategy,
-        )
-
-    def _table_lookup(self, catalog: Catalog, settings: EnvelopeSettings):  # type: ignore[no-untyped-def]
-        config = self.config
-
-        def lookup(rel: m.Relation) -> TableEvents | None:
-            if not config.captures(rel.namespace, rel.name):
-                return None
-            info = catalog.table(rel.oid)
-            by_name = {c.name: c for c in info.columns} if info is not None else {}
-            cols = []
-            for c in rel.columns:
-                ci = by_name.get(c.name)
-                if ci is not None and ci.type_oid == c.type_oid:
-                    cols.append(ColumnSpec(c.name, ci.type_name, ci.base_type_name, c.type_modifier, ci.not_null,
-                                           ci.default, ci.enum_labels))
-                else:  # the catalog moved on since this change was written: the type comes from the Relation
-                    base, type_name, labels = catalog.type_of(c.type_oid, c.type_modifier)
-                    cols.append(ColumnSpec(c.name, type_name, base, c.type_modifier, ci.not_null if ci else False,
-                                           ci.default if ci else None, labels))
-            pk = info.primary_key if info is not None else tuple(c.name for c in rel.columns if c.is_key)
-            return TableEvents(rel.namespace, rel.name, cols, pk, settings)
-
-        return lookup
-
     def run(self) -> Stats:
         """Run until stopped. Waits while another process holds the slot (slot.max.retries, a standby), and
         after streaming started once, restarts on a lost connection (errors.max.retries)."""
@@ -192,7 +152,7 @@ class Connector:
         with ExitStack() as stack:
             conn = connect(c)
             stack.callback(conn.close)
-            undo = _Undo(conn, c)
+            undo = slots.StartUndo(conn, c)
             try:
                 stream, capture, checkpointer = self._start(conn, stack, undo)
             except BaseException:
@@ -216,7 +176,7 @@ class Connector:
                 slots.drop_slot(conn, c.slot_name)
         return self.stats
 
-    def _start(self, conn: psycopg.Connection, stack: ExitStack, undo: _Undo) -> tuple[Any, Any, Any]:
+    def _start(self, conn: psycopg.Connection, stack: ExitStack, undo: slots.StartUndo) -> tuple[Any, Any, Any]:
         """Everything before the first XLogData frame. On failure, `undo` drops what was created."""
         c = self.config
         version = check_server(conn, c)
@@ -242,8 +202,8 @@ class Connector:
         undo.stream = stream
         catalog = Catalog(connect(c))
         stack.callback(catalog.close)
-        tables = self._table_lookup(catalog, self._settings())
-        wants_snapshot, streams = self._snapshot_decision(stored, existing)
+        tables = table_lookup(c, catalog, envelope_settings(c, self._column_rules))
+        wants_snapshot, streams = snapshot_decision(c, stored, existing)
         if stored is None and existing is not None:
             # The slot outlived the offsets (offsets topic deleted, file removed, connector renamed). Nothing is
             # skipped: the slot confirms only what was stored, so streaming from its position replays the rest.
@@ -310,20 +270,7 @@ class Connector:
                      stored: dict[str, Any] | None) -> IncrementalSnapshot:
         """The signal table's reader and incremental snapshots (capture/incremental.py)."""
         c = self.config
-        settings = self._settings()
-        snapshot_tables = self._table_lookup(catalog, dataclasses.replace(
-            settings, modes=dataclasses.replace(settings.modes, snapshot=True)))
-
-        def build(schema: str, table: str) -> TableEvents | None:
-            oid = catalog.table_oid(schema, table)
-            info = catalog.table(oid) if oid is not None else None
-            if info is None:
-                return None
-            rel = m.Relation(None, info.oid, schema, table, info.replica_identity, tuple(
-                m.Column(1 if col.name in info.primary_key else 0, col.name, col.type_oid, col.type_modifier)
-                for col in info.columns))
-            return snapshot_tables(rel)
-
+        build = snapshot_lookup(c, catalog, self._column_rules)
         others = [ch for ch in c.signal_enabled_channels if ch not in ("source", "kafka", "file")]
         if others:
             log.warning("signal.enabled.channels: %s not read; pgcdc reads the source, kafka and file channels",
@@ -350,51 +297,19 @@ class Connector:
             table_order=lambda name: (next((i for i, p in enumerate(c.table_include_list) if re.fullmatch(p, name)),
                                            len(c.table_include_list)), name))
 
-    def _snapshot_decision(self, stored: dict[str, Any] | None, existing: tuple[int, bool] | None
-                           ) -> tuple[bool, bool]:
-        """(read a snapshot now, stream afterwards) per snapshot.mode, as Debezium's snapshotters decide.
-
-        An offset written while a snapshot ran (`snapshot_completed: false`) counts as no offset: the snapshot
-        continues (pgcdc's cursor) or starts over (Debezium's offset). "Data error": the stored position is
-        gone (the slot was dropped, or it confirmed past what was stored)."""
-        c = self.config
-        mode = c.snapshot_mode
-        completed = stored is not None and not snapshot_in_progress(stored)
-        lost = completed and stored is not None and (
-            existing is None or ResumePoint.from_offset(stored).start_lsn < existing[0])
-        if mode in ("no_data", "never"):
-            return False, True
-        if mode == "always":
-            return True, True
-        if mode in ("initial", "initial_only"):
-            return not completed, mode == "initial"
-        if mode == "when_needed":
-            if lost:
-                log.warning("snapshot.mode=when_needed: the stored position is no longer available from slot %s; "
-                            "taking a new snapshot", c.slot_name)
-            return not completed or lost, True
-        # configuration_based
-        return c.snapshot_cb_data or (c.snapshot_cb_on_data_error and lost), c.snapshot_cb_stream
-
     def _snapshot(self, conn: psycopg.Connection, slot: slots.SlotInfo, sink: Sink, offsets: OffsetStore,
                   catalog: Catalog, resume: SnapshotProgress | None) -> dict[str, Any] | None:
         """Emit every captured table in one snapshot, then make that durable. None if stopped first."""
         c = self.config
         self.health.set("snapshot", "resuming" if resume is not None else "")
-        settings = self._settings()
-        snapshot_tables = self._table_lookup(catalog, dataclasses.replace(
-            settings, modes=dataclasses.replace(settings.modes, snapshot=True)))
+        snapshot_tables = table_lookup(c, catalog, envelope_settings(c, self._column_rules, snapshot=True))
         plan = []
         for schema, table in sorted(slots.captured_tables(conn, c)):
             if not c.snapshots(schema, table):
                 continue
-            oid = catalog.table_oid(schema, table)
-            info = catalog.table(oid) if oid is not None else None
-            if info is None:
+            rel = catalog_relation(catalog, schema, table)
+            if rel is None:
                 continue
-            rel = m.Relation(None, info.oid, schema, table, info.replica_identity, tuple(
-                m.Column(1 if col.name in info.primary_key else 0, col.name, col.type_oid, col.type_modifier)
-                for col in info.columns))
             override = c.snapshot_select_statements.get(f"{schema}.{table}") \
                 if f"{schema}.{table}" in c.snapshot_select_statement_overrides else None
             plan.append(TablePlan(schema, table, lambda rel=rel: snapshot_tables(rel),
@@ -493,41 +408,8 @@ class Connector:
             log.warning("heartbeat.action.query failed: %s", str(exc).strip().splitlines()[0] if str(exc) else exc)
 
 
-class _Undo:
-    """What a failed start must drop so the database is left as it was."""
-
-    def __init__(self, conn: psycopg.Connection, config: ConnectorConfig) -> None:
-        self.conn = conn
-        self.config = config
-        self.slot = False
-        self.publication = False
-        self.stream: ReplicationStream | None = None
-
-    def run(self) -> None:
-        try:
-            if self.stream is not None:  # the walsender must let go of the slot before it can be dropped
-                self.stream.close()
-            if self.slot:
-                slots.drop_slot(self.conn, self.config.slot_name)
-            if self.publication:
-                slots.drop_publication(self.conn, self.config.publication_name)
-        except psycopg.Error as exc:
-            log.warning("could not undo start-up: %s", exc)
-
-
 def _close_quietly(closeable: Any) -> None:
     try:
         closeable.close()
     except PgcdcError as exc:
         log.warning("closing: %s", exc)
-
-
-def _uuid7() -> str:
-    """A time-ordered UUID (version 7, RFC 9562): 48-bit milliseconds, then random bits."""
-    import os
-    import uuid
-
-    ms = time.time_ns() // 1_000_000
-    rand = int.from_bytes(os.urandom(10), "big")
-    value = (ms << 80) | (0x7 << 76) | ((rand >> 62) & 0xFFF) << 64 | (0b10 << 62) | (rand & ((1 << 62) - 1))
-    return str(uuid.UUID(int=value))

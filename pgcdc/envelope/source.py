@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 # The Debezium release whose events pgcdc reproduces; reported in source.version (docs/compatibility.md).
@@ -139,3 +140,14 @@ def context_headers(topic_prefix: str, run_id: str, with_schema: bool = True) ->
         ("__debezium.context.connectorName", value("postgresql")),
         ("__debezium.context.runId", value(run_id)),
     ]
+
+
+def uuid7() -> str:
+    """A time-ordered UUID (version 7, RFC 9562): 48-bit milliseconds, then random bits."""
+    import os
+    import uuid
+
+    ms = time.time_ns() // 1_000_000
+    rand = int.from_bytes(os.urandom(10), "big")
+    value = (ms << 80) | (0x7 << 76) | ((rand >> 62) & 0xFFF) << 64 | (0b10 << 62) | (rand & ((1 << 62) - 1))
+    return str(uuid.UUID(int=value))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import psycopg
 from psycopg import sql
@@ -16,6 +17,9 @@ from psycopg import sql
 from pgcdc.config import ConnectorConfig
 from pgcdc.errors import SourceError
 from pgcdc.lsn import parse_lsn
+
+if TYPE_CHECKING:
+    from pgcdc.source.stream import ReplicationStream
 
 log = logging.getLogger(__name__)
 
@@ -131,3 +135,25 @@ def drop_slot(conn: psycopg.Connection, name: str, wait_s: float = 10.0) -> None
             if time.monotonic() >= deadline:
                 raise
             time.sleep(0.05)
+
+
+class StartUndo:
+    """What a failed start must drop so the database is left as it was."""
+
+    def __init__(self, conn: psycopg.Connection, config: ConnectorConfig) -> None:
+        self.conn = conn
+        self.config = config
+        self.slot = False
+        self.publication = False
+        self.stream: ReplicationStream | None = None
+
+    def run(self) -> None:
+        try:
+            if self.stream is not None:  # the walsender must let go of the slot before it can be dropped
+                self.stream.close()
+            if self.slot:
+                drop_slot(self.conn, self.config.slot_name)
+            if self.publication:
+                drop_publication(self.conn, self.config.publication_name)
+        except psycopg.Error as exc:
+            log.warning("could not undo start-up: %s", exc)
