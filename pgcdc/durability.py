@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import os
 import signal
+import time
+from collections.abc import Callable
 from typing import Protocol
 
 from pgcdc.capture.position import Position, SnapshotDone
+from pgcdc.errors import SinkError
 from pgcdc.offsets import OffsetStore
 from pgcdc.sink import Sink
 
@@ -27,10 +30,14 @@ class Confirmer(Protocol):
 
 class Checkpointer:
     def __init__(self, sink: Sink, offsets: OffsetStore, stream: Confirmer | None, *, interval_s: float = 1.0,
-                 now: float = 0.0) -> None:
+                 now: float = 0.0, keepalive: Callable[[], None] | None = None) -> None:
         self.sink = sink
         self.offsets = offsets
         self.stream = stream
+        # Called about once a second while a checkpoint waits for Kafka: the replication stream's status
+        # update, so a broker outage longer than wal_sender_timeout does not make the server drop the
+        # connection (the update repeats the last confirmed position: it confirms nothing new).
+        self.keepalive = keepalive
         self.stored: Position | SnapshotDone | None = None
         self.interval_s = interval_s
         self._due_at = now + interval_s
@@ -52,8 +59,21 @@ class Checkpointer:
             if position is None or position == self.stored:
                 return
         else:
-            self.sink.flush()
+            self._wait_for_kafka()
         self._commit(position)
+
+    def _wait_for_kafka(self) -> None:
+        """Every record acknowledged (raises as the sink's `flush` does), keeping the stream alive meanwhile."""
+        wait = getattr(self.sink, "wait_acknowledged", None)
+        if wait is None or self.keepalive is None:
+            self.sink.flush()
+            return
+        limit = float(getattr(self.sink, "flush_timeout_s", 120.0))
+        deadline = time.monotonic() + limit
+        while not wait(min(1.0, max(0.0, deadline - time.monotonic()))):
+            if time.monotonic() >= deadline:
+                raise SinkError(f"kafka: records not acknowledged within {limit:.0f} s")
+            self.keepalive()
 
     def try_checkpoint(self, position: Position | SnapshotDone | None) -> bool:
         """Make `position` durable if that needs no wait for Kafka; False (nothing stored) if records are out.

@@ -264,7 +264,8 @@ class Connector:
             capture.incremental.start()  # an incremental snapshot the offsets say is under way
         # flush.lsn.source=false / lsn.flush.mode=manual: the offset is stored, something else confirms the slot.
         return stream, capture, Checkpointer(sink, offsets, stream if c.confirms_lsn else None,
-                                             interval_s=c.offset_flush_interval_ms / 1000, now=time.monotonic())
+                                             interval_s=c.offset_flush_interval_ms / 1000, now=time.monotonic(),
+                                             keepalive=stream.maybe_send_status)
 
     def _incremental(self, conn: psycopg.Connection, catalog: Catalog, sink: Sink,
                      stored: dict[str, Any] | None) -> IncrementalSnapshot:

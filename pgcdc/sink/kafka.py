@@ -100,6 +100,12 @@ class KafkaSink:
         self._raise_errors()
         return True
 
+    def wait_acknowledged(self, timeout_s: float) -> bool:
+        """Wait up to `timeout_s` for every record sent so far to be acknowledged; raises as `flush` does."""
+        left = self._producer.flush(timeout_s)
+        self._raise_errors()
+        return left == 0
+
     def flush(self) -> None:
         left = self._producer.flush(self.flush_timeout_s)
         self._raise_errors()

@@ -165,3 +165,50 @@ def test_kafka_sink_all_acknowledged_follows_librdkafka() -> None:
             sink.all_acknowledged()
             time.sleep(0.05)
     assert sink.all_acknowledged() is True
+
+
+class SlowBrokerSink(OutstandingSink):
+    """Acknowledges everything on the `acks_after`-th wait (a broker that comes back)."""
+
+    def __init__(self, acks_after: int, flush_timeout_s: float = 120.0) -> None:
+        super().__init__()
+        self.acks_after = acks_after
+        self.flush_timeout_s = flush_timeout_s
+        self.waits = 0
+
+    def wait_acknowledged(self, timeout_s: float) -> bool:
+        self.waits += 1
+        if self.waits >= self.acks_after:
+            self.outstanding = 0
+        return self.outstanding == 0
+
+
+def test_a_checkpoint_waiting_for_kafka_keeps_the_stream_alive() -> None:
+    sink, offsets, confirms, beats = SlowBrokerSink(acks_after=4), MemoryOffsetStore(), Confirms(), []
+    checkpointer = Checkpointer(sink, offsets, confirms, interval_s=1.0, now=0.0,
+                                keepalive=lambda: beats.append(confirms.lsns[:]))
+    sink.outstanding = 5
+    assert checkpointer.tick(pos(10), 1.0) is True  # due, records out: try again at the next frame
+    assert checkpointer.tick(pos(10), 2.5) is False  # a whole interval later: waits for Kafka
+    # Three waits found records out; after each one the stream was kept alive, confirming nothing new.
+    assert beats == [[], [], []]
+    assert (sink.flushes, [o["lsn"] for o in offsets.history], confirms.lsns) == (0, [10], [10])
+
+
+def test_a_broker_that_stays_away_fails_the_checkpoint_and_stores_nothing() -> None:
+    sink, offsets, confirms, beats = SlowBrokerSink(acks_after=10**9, flush_timeout_s=0.2), MemoryOffsetStore(), \
+        Confirms(), []
+    checkpointer = Checkpointer(sink, offsets, confirms, keepalive=lambda: beats.append(1))
+    sink.outstanding = 1
+    with pytest.raises(SinkError, match="not acknowledged within"):
+        checkpointer.checkpoint(pos(10))
+    assert offsets.history == [] and confirms.lsns == [] and checkpointer.stored is None and beats
+
+
+def test_kafka_sink_wait_acknowledged_follows_librdkafka() -> None:
+    sink = unreachable_kafka_sink()
+    assert sink.wait_acknowledged(0.1) is True  # nothing sent
+    sink.send("t", b"k", b"v")
+    assert sink.wait_acknowledged(0.05) is False  # out, no broker to acknowledge it
+    with pytest.raises(SinkError, match="record not acknowledged: t"):  # timed out (message.timeout.ms)
+        sink.wait_acknowledged(5.0)
