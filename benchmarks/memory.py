@@ -63,8 +63,9 @@ def one(pg: PostgresCluster, broker: TansuBroker, rows: int) -> tuple[float, flo
     pg.execute(f"CREATE PUBLICATION {pub} FOR ALL TABLES", db)
     for s in (slot, ceiling_slot):
         pg.execute(f"SELECT pg_create_logical_replication_slot('{s}', 'pgoutput')", db)
-    with psycopg.connect(pg.dsn(db), autocommit=True) as conn:
+    with psycopg.connect(pg.dsn(db), autocommit=True) as conn, conn.transaction():
         conn.execute(f"INSERT INTO t SELECT g, g % 1000, md5(g::text), now() FROM generate_series(1, {rows}) g")
+        # Inside the transaction: a commit at or past this LSN is this one (see stream.write_workload).
         row = conn.execute("SELECT pg_current_wal_insert_lsn()::text").fetchone()
         assert row is not None
         end = parse_lsn(row[0])

@@ -71,14 +71,24 @@ WORKLOADS = {
 
 
 def write_workload(pg: PostgresCluster, db: str, w: Workload, rows: int, per_txn: int) -> int:
+    """Write the workload; returns an LSN inside its last transaction (after that transaction's changes, before
+    its commit): a reader is done once it has a commit at or past it. (An LSN read after the last commit is
+    no bound: the insert position may already be past later WAL, and with synchronous_commit=off the write
+    position may still be before the last commits.)"""
     with psycopg.connect(pg.dsn(db), autocommit=True) as conn:
         if w.one_row_txns:  # a procedure-style DO block may COMMIT (PostgreSQL 11+): no round trip per row
             body = w.insert % {}
-            conn.execute(f"DO $$ BEGIN FOR g IN 1..{rows} LOOP {body}; COMMIT; END LOOP; END $$")
+            if rows > 1:
+                conn.execute(f"DO $$ BEGIN FOR g IN 1..{rows - 1} LOOP {body}; COMMIT; END LOOP; END $$")
+            last = f"DO $$ DECLARE g int := {rows}; BEGIN {body}; END $$"
         else:
-            for lo in range(1, rows + 1, per_txn):
+            starts = range(1, rows + 1, per_txn)
+            for lo in starts[:-1]:
                 conn.execute(w.insert % {"lo": lo, "hi": min(rows, lo + per_txn - 1)})
-        row = conn.execute("SELECT pg_current_wal_insert_lsn()::text").fetchone()
+            last = w.insert % {"lo": starts[-1], "hi": rows}
+        with conn.transaction():
+            conn.execute(last)
+            row = conn.execute("SELECT pg_current_wal_insert_lsn()::text").fetchone()
         assert row is not None
         return parse_lsn(row[0])
 

@@ -54,9 +54,11 @@ def test_kill9_during_incremental_snapshot(pg: PostgresCluster, dbname: str, bro
                  == [(True,)], 60, "streaming")
         w.start()
         with psycopg.connect(pg.dsn(dbname), autocommit=True) as conn:
-            conn.execute("INSERT INTO dbz_signal VALUES ('go', 'execute-snapshot', %s)",
-                         (json.dumps({"data-collections": ["public.a"], "type": "incremental"}),))
-            signal_at = conn.execute("SELECT pg_current_wal_insert_lsn() - '0/0'").fetchone()[0]
+            # An LSN inside the signal's transaction: a stored commit at or past it is the signal's (or later).
+            signal_at = conn.execute(
+                "INSERT INTO dbz_signal VALUES ('go', 'execute-snapshot', %s) "
+                "RETURNING pg_current_wal_insert_lsn() - '0/0'",
+                (json.dumps({"data-collections": ["public.a"], "type": "incremental"}),)).fetchone()[0]
         for _ in range(kills):
             time.sleep(rnd.uniform(1.0, 3.0))
             proc.send_signal(signal.SIGKILL)

@@ -46,8 +46,8 @@ def stop_after_the_writes(pg: PostgresCluster, dbname: str, cfg: dict[str, str],
     """Everything committed so far is in Kafka once the stored position passes a marker row written now; then
     SIGTERM, which must exit 0. The marker row (id -1 in table a) stays for the caller to remove or skip."""
     with psycopg.connect(pg.dsn(dbname), autocommit=True) as conn:
-        conn.execute("INSERT INTO a VALUES (-1, -1)")
-        end = conn.execute("SELECT pg_current_wal_insert_lsn() - '0/0'").fetchone()[0]
+        # An LSN inside the marker's transaction: a stored commit at or past it is the marker's (or later).
+        end = conn.execute("INSERT INTO a VALUES (-1, -1) RETURNING pg_current_wal_insert_lsn() - '0/0'").fetchone()[0]
     try:
         wait_for(lambda: int((stored_offset(cfg) or {}).get("lsn_commit") or 0) >= end, 180,
                  "streaming past the end of the writes")
