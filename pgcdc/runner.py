@@ -248,6 +248,8 @@ class Connector:
             if c.pgcdc_streaming == "on":  # big transactions arrive in blocks before they commit
                 options["streaming"] = "on"
         stream.start(c.slot_name, resume.start_lsn if resume else 0, options)
+        if hasattr(sink, "keepalive"):  # a producer waiting for room in its queue keeps the stream alive too
+            sink.keepalive = stream.maybe_send_status
         capture = ChangeCapture(
             sink=sink, tables=tables, topic_prefix=c.topic_prefix,
             database=c.database_dbname, skipped_operations=c.skipped_operations,

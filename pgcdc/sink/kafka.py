@@ -8,6 +8,7 @@ enforced.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Producer
@@ -25,6 +26,9 @@ class KafkaSink:
         self._error_topics: list[str] = []
         self.sent = 0
         self.bytes = 0
+        # Called while `send` waits for room in a full queue (a broker that is down): the replication stream's
+        # status update, so the server does not drop the connection after wal_sender_timeout.
+        self.keepalive: Callable[[], None] | None = None
         conf: dict[str, Any] = {**producer_config, "error_cb": self._on_error, "on_delivery": self._on_delivery}
         # Only failed records come back through poll(): flush() still waits for every acknowledgement, and a
         # delivered record no longer costs a Python callback and a Message object on the replication thread.
@@ -67,6 +71,8 @@ class KafkaSink:
             except BufferError:
                 # librdkafka's queue is full: serve delivery reports until there is room (backpressure).
                 self._producer.poll(0.05)
+                if self.keepalive is not None:
+                    self.keepalive()
             except KafkaException as exc:
                 err = exc.args[0]
                 if err.code() == KafkaError.MSG_SIZE_TOO_LARGE:

@@ -142,14 +142,14 @@ def test_a_failed_check_stores_nothing() -> None:
     assert offsets.history == [] and checkpointer.stored is None
 
 
-def unreachable_kafka_sink() -> KafkaSink:
+def unreachable_kafka_sink(**extra: str) -> KafkaSink:
     """A KafkaSink on a real librdkafka producer whose broker never answers (port 9: discard)."""
     sink = KafkaSink.__new__(KafkaSink)
     sink.flush_timeout_s = 1.0
-    sink._errors, sink._error_topics, sink.sent, sink.bytes = [], [], 0, 0
+    sink._errors, sink._error_topics, sink.sent, sink.bytes, sink.keepalive = [], [], 0, 0, None
     sink._producer = Producer({"bootstrap.servers": "127.0.0.1:9", "message.timeout.ms": "200",
                                "delivery.report.only.error": True, "on_delivery": sink._on_delivery,
-                               "error_cb": sink._on_error, "log_level": "0"})
+                               "error_cb": sink._on_error, "log_level": "0", **extra})
     return sink
 
 
@@ -212,3 +212,14 @@ def test_kafka_sink_wait_acknowledged_follows_librdkafka() -> None:
     assert sink.wait_acknowledged(0.05) is False  # out, no broker to acknowledge it
     with pytest.raises(SinkError, match="record not acknowledged: t"):  # timed out (message.timeout.ms)
         sink.wait_acknowledged(5.0)
+
+
+def test_a_full_producer_queue_keeps_the_stream_alive() -> None:
+    """Backpressure: `send` waits for room in librdkafka's queue (here one record, whose broker never answers,
+    so room comes only when it times out) and keeps the replication stream alive meanwhile."""
+    sink = unreachable_kafka_sink(**{"queue.buffering.max.messages": "1"})
+    beats: list[float] = []
+    sink.keepalive = lambda: beats.append(time.monotonic())
+    sink.send("t", b"k", b"first")
+    sink.send("t", b"k", b"second")  # waits until the first times out (message.timeout.ms=200)
+    assert beats and sink.sent == 2
