@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from pgcdc import client_settings
 from pgcdc.config_sources import (ENV_PREFIX, RESERVED_ENV, RESERVED_ENV_PREFIXES, env_overrides,
                                   parse_properties, read_config_file, read_password_file)
 from pgcdc.errors import ConfigError
@@ -34,16 +35,6 @@ JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 
 # Properties passed through verbatim to librdkafka (after stripping the prefix).
 PASSTHROUGH_PREFIXES = ("kafka.", "producer.override.", "producer.")
-# Java producer settings (as Kafka Connect configs write them) -> librdkafka's names; "" drops a setting that
-# has no librdkafka counterpart (serializers: pgcdc writes bytes).
-JAVA_PRODUCER_NAMES: dict[str, tuple[str, Any]] = {
-    "max.request.size": ("message.max.bytes", str),
-    "buffer.memory": ("queue.buffering.max.kbytes", lambda v: str(max(1, int(v) // 1024))),
-    "delivery.timeout.ms": ("message.timeout.ms", str),
-    "max.block.ms": ("", str),
-    "key.serializer": ("", str),
-    "value.serializer": ("", str),
-}
 SELECT_OVERRIDE_PREFIX = "snapshot.select.statement.overrides."
 COLUMN_RULE = re.compile(r"^column\.(mask\.with\.\d+\.chars|truncate\.to\.\d+\.chars"
                          r"|mask\.hash\.(v[12]\.)?[A-Za-z0-9-]+\.with\.salt\..+)$")
@@ -438,50 +429,10 @@ class ConnectorConfig(BaseModel):
             re.fullmatch(p, full) for p in self.snapshot_include_collection_list)
 
     def libpq_params(self, replication: bool = False) -> dict[str, Any]:
-        params: dict[str, Any] = {
-            "host": self.database_hostname,
-            "port": self.database_port,
-            "user": self.database_user,
-            "password": self.database_password,
-            "dbname": self.database_dbname,
-            "sslmode": self.database_sslmode,
-            "application_name": f"pgcdc-{self.name}",
-            "connect_timeout": 10,
-        }
-        for key, attr in (("sslcert", "database_sslcert"), ("sslkey", "database_sslkey"),
-                          ("sslrootcert", "database_sslrootcert")):
-            if getattr(self, attr):
-                params[key] = getattr(self, attr)
-        if replication:
-            params["replication"] = "database"
-            # Values are decoded in this session: UTC makes timestamptz text the fast path of its converter.
-            params["options"] = "-c TimeZone=UTC"
-        return params
+        return client_settings.libpq_params(self, replication)
 
     def producer_config(self) -> dict[str, str]:
-        conf = {
-            "bootstrap.servers": self.bootstrap_servers or "",
-            "enable.idempotence": "true",
-            "acks": "all",
-            # The Java client hashes keys with murmur2; librdkafka's murmur2_random matches it for keyed records.
-            "partitioner": "murmur2_random",
-            "linger.ms": "5",
-            "compression.type": "lz4",  # repetitive JSON: several times fewer bytes to the broker
-            "queue.buffering.max.messages": "200000",
-            # Records waiting for the broker are bounded in bytes as the Java producer's buffer.memory (32 MB by
-            # default) bounds them; librdkafka's own default is 1 GB, so a snapshot's peak RSS followed the
-            # broker's longest stall (benchmarks/memory.py: 128 MB at 1M rows, 173 MB at 10M).
-            "queue.buffering.max.kbytes": "32768",
-            "log.connection.close": "false",
-        }
-        for name, value in self.kafka.items():
-            if name in JAVA_PRODUCER_NAMES:  # a Kafka Connect config names the Java client's settings
-                name, convert = JAVA_PRODUCER_NAMES[name]
-                value = convert(value)
-                if not name:
-                    continue
-            conf[name] = value
-        return conf
+        return client_settings.producer_config(self)
 
 
 def build_config(props: Mapping[str, str]) -> ConnectorConfig:
