@@ -105,7 +105,7 @@ class KafkaOffsetStore:
         self._producer.produce(self.topic, value, self.key, on_delivery=on_delivery)
         left = self._producer.flush(self.timeout_s)
         if left or errors:
-            raise OffsetError(f"offset.storage.topic: offset not acknowledged by Kafka: "
+            raise OffsetError(f"offset.storage.topic: offset not acknowledged by Kafka on {self.topic!r}: "
                               f"{errors[0] if errors else 'timed out'}")
 
     def close(self) -> None:
