@@ -21,6 +21,7 @@ from typing import Any
 
 import orjson
 import psycopg
+from cpu import CpuMeter, postmaster_pid  # benchmarks/ is the script's folder, first on sys.path
 
 from pgcdc.config import build_config
 from pgcdc.local import PostgresCluster, TansuBroker
@@ -104,7 +105,7 @@ def run_recvlogical(pg: PostgresCluster, db: str, slot: str, pub: str, end_lsn: 
 
 def run_pgcdc(pg: PostgresCluster, broker: TansuBroker, db: str, slot: str, pub: str,
               end_lsn: int, sink: str = "kafka", profile: str | None = None,
-              extra: dict[str, str] | None = None) -> tuple[float, int]:
+              extra: dict[str, str] | None = None, meter: CpuMeter | None = None) -> tuple[float, int]:
     config = build_config({
         "name": "bench", "topic.prefix": "bench", **pg.connection_properties(db), "slot.name": slot,
         "publication.name": pub, "snapshot.mode": "no_data", "bootstrap.servers": broker.bootstrap_servers,
@@ -112,12 +113,16 @@ def run_pgcdc(pg: PostgresCluster, broker: TansuBroker, db: str, slot: str, pub:
     })
     connector = Connector(config, stop_at_lsn=end_lsn, sink=DropSink() if sink == "drop" else None)
     profiler = cProfile.Profile() if profile else None
+    if meter is not None:
+        meter.start()
     t0 = time.perf_counter()
     if profiler is not None:
         profiler.runcall(connector.run)
     else:
         connector.run()
     elapsed = time.perf_counter() - t0
+    if meter is not None:
+        meter.stop()
     if profiler is not None and profile:
         profiler.dump_stats(profile)
         stats = pstats.Stats(profile, stream=sys.stderr)
@@ -185,6 +190,8 @@ def main() -> None:
     ap.add_argument("--no-ceiling", action="store_true", help="skip pg_recvlogical (profiling runs)")
     ap.add_argument("--set", action="append", default=[], metavar="PROPERTY=VALUE",
                     help="an extra connector property for pgcdc, e.g. kafka.compression.type=none (repeatable)")
+    ap.add_argument("--cpu", action="store_true",
+                    help="after each line, CPU-seconds of pgcdc (Python, C threads), the broker and PostgreSQL")
     args = ap.parse_args()
     extra = dict(item.split("=", 1) for item in args.set)
     debezium = args.debezium == "yes" or (args.debezium == "auto" and debezium_available())
@@ -202,8 +209,10 @@ def main() -> None:
             end = write_workload(pg, db, w, rows, w.per_txn or args.per_txn)
             ceiling_s = float("nan") if args.no_ceiling else run_recvlogical(
                 pg, db, f"ceiling_{name}", f"pub_{name}", end)
+            meter = CpuMeter(broker.proc.pid if broker.proc else None, postmaster_pid(pg.datadir)) \
+                if args.cpu else None
             pgcdc_s, events = run_pgcdc(pg, broker, db, f"pgcdc_{name}", f"pub_{name}", end, args.sink,
-                                        f"{args.profile}{name}.prof" if args.profile else None, extra)
+                                        f"{args.profile}{name}.prof" if args.profile else None, extra, meter)
             if events != rows:
                 raise SystemExit(f"{name}: pgcdc emitted {events} events, expected {rows}")
             rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -213,6 +222,8 @@ def main() -> None:
                 theirs = run_debezium(pg, db, f"dbz_{name}", f"pub_{name}", rows)
                 line += f" {theirs:10.0f} {ours / theirs:10.1f}"
             print(line, flush=True)
+            if meter is not None:
+                print(f"{'':10} {meter.line(events)}", flush=True)
             pg.execute(f"SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
                        f"WHERE database = 'bench_{name}'")
 

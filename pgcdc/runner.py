@@ -369,7 +369,7 @@ class Connector:
                 payload = frame.payload
                 handle(decode(payload), frame.start_lsn, payload)
                 n += 1
-                if n & 0xFF:
+                if n & 0xFF and (stop_at is None or capture.position is None or capture.position.end_lsn < stop_at):
                     continue
             elif read_only_inc is not None and not capture.in_transaction:
                 read_only_inc.position(stream.keepalive_lsn)  # idle: a read-only window may close
