@@ -17,6 +17,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from pgcdc.errors import OffsetError
 from pgcdc.offsets import Offset
+from pgcdc.sink.kafka import end_producer
 
 log = logging.getLogger(__name__)
 
@@ -110,3 +111,4 @@ class KafkaOffsetStore:
 
     def close(self) -> None:
         self._producer.flush(self.timeout_s)
+        end_producer(self._producer)

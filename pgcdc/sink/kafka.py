@@ -131,4 +131,15 @@ class KafkaSink:
             raise SinkError(f"kafka: record not acknowledged: {topic}: {text}")
 
     def close(self) -> None:
+        """Flush, then end the producer: its connections close now, not whenever the garbage collector breaks
+        the cycle through the delivery callbacks (a broker stopped after pgcdc would otherwise see it retry).
+        A sink is not used after close: the runner makes a new one per start."""
         self._producer.flush(self.flush_timeout_s)
+        end_producer(self._producer)
+
+
+def end_producer(producer: Producer) -> None:
+    """Producer.close() where confluent-kafka has it (2.11+); older versions end it when it is freed."""
+    close = getattr(producer, "close", None)
+    if close is not None:
+        close()
