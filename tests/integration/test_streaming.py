@@ -208,3 +208,26 @@ def test_heartbeats_advance_the_slot_of_an_idle_captured_table(pg: PostgresClust
     assert beats and beats[0]["key"]["payload"] == {"serverName": "test"} and beats[0]["partition"] == 0
     assert all(not r["topic"].startswith("test.public") for r in sink.records)
     assert start is not None
+
+
+def test_stop_at_lsn_ends_with_the_transaction_holding_it(pg: PostgresCluster, dbname: str) -> None:
+    # stop_at_lsn (the benchmarks' end point): the run returns once the transaction holding that LSN is
+    # emitted, and handles nothing after it even when later transactions arrive in the same read.
+    import psycopg
+
+    from pgcdc.lsn import parse_lsn
+    from pgcdc.runner import Connector
+
+    run_sql(pg, dbname, "CREATE TABLE s (id int PRIMARY KEY)")
+    config = make_config(pg, dbname)
+    with Running(config, sink=MemorySink()):  # creates the slot; nothing to read yet
+        pass
+    run_sql(pg, dbname, "INSERT INTO s SELECT generate_series(1, 10)")
+    with psycopg.connect(pg.dsn(dbname)) as conn:  # one transaction: an LSN after its changes, before its commit
+        conn.execute("INSERT INTO s SELECT generate_series(11, 20)")
+        row = conn.execute("SELECT pg_current_wal_insert_lsn()::text").fetchone()
+    assert row is not None
+    run_sql(pg, dbname, "INSERT INTO s SELECT generate_series(21, 30)")
+    sink = MemorySink()
+    Connector(config, sink=sink, stop_at_lsn=parse_lsn(row[0])).run()
+    assert sorted(payload(r)["after"]["id"] for r in sink.records) == list(range(1, 21))
