@@ -140,6 +140,9 @@ class Connector:
             self.health.set("failed", str(exc))
             raise
         finally:
+            for given in (self._sink, self._offsets):
+                if given is not None:
+                    _close_quietly(given)
             if self._action_conn is not None:
                 self._action_conn.close()
             if self.slot_watch is not None:
@@ -181,12 +184,16 @@ class Connector:
         c = self.config
         version = check_server(conn, c)
         check_objects(conn, c)  # refusals that need no write come before the offset store creates anything
+        # What this start creates, it closes when the start ends; a sink or offset store handed to the Connector
+        # serves every restart and is closed once, when run() returns (a closed Kafka producer is not reused).
         offsets = self._offsets or make_offset_store(c)
-        stack.callback(_close_quietly, offsets)
+        if self._offsets is None:
+            stack.callback(_close_quietly, offsets)
         stored = offsets.load()
         sink = self._sink or make_sink(c)
         self.sink = sink
-        stack.callback(_close_quietly, sink)
+        if self._sink is None:
+            stack.callback(_close_quietly, sink)
         undo.publication = slots.ensure_publication(conn, c)
         existing = slots.find_slot(conn, c)
         if existing is not None and existing[1]:

@@ -28,7 +28,14 @@ def test_walsender_terminated_mid_stream_resumes_without_loss(pg: PostgresCluste
     pg.execute("CREATE TABLE w (id int PRIMARY KEY)", dbname)
     slot = f"slot_{dbname}"
     config = make_config(pg, dbname, **{"retriable.restart.connector.wait.ms": "200"})
-    sink = MemorySink()
+
+    class CountingSink(MemorySink):
+        closes = 0
+
+        def close(self) -> None:
+            self.closes += 1
+
+    sink = CountingSink()
     stop, committed = threading.Event(), []
     terminated = []
     with Running(config, sink=sink) as running:
@@ -52,6 +59,8 @@ def test_walsender_terminated_mid_stream_resumes_without_loss(pg: PostgresCluste
                  lambda: sorted(expected - {e["after"]["id"] for e in events(sink, "w")})[:20])
         assert running.connector.health.restarts >= 3
         assert running.connector.health.state == "streaming"
+        assert sink.closes == 0  # a sink handed to the Connector serves every restart...
+    assert sink.closes == 1  # ...and is closed once, when it stops
     counts = Counter(e["after"]["id"] for e in events(sink, "w"))
     assert set(counts) == expected  # nothing lost, nothing invented
     duplicates = sum(n - 1 for n in counts.values())
