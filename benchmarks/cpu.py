@@ -17,13 +17,18 @@ from pathlib import Path
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
+def _stat(path: Path) -> list[str] | None:
+    """The fields of a /proc/<pid>/stat after "pid (comm)" (field 3 of stat(5) is [0]), None if it is gone."""
+    try:
+        return path.read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+
+
 def _proc_cpu(pid: int) -> float:
     """utime + stime of a process (all its threads), 0 if it is gone."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (FileNotFoundError, ProcessLookupError):
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / _TICK  # fields 14 and 15 of stat(5), after "pid (comm)"
+    fields = _stat(Path(f"/proc/{pid}/stat"))
+    return (int(fields[11]) + int(fields[12])) / _TICK if fields else 0.0  # fields 14 and 15 of stat(5)
 
 
 def _tree_cpu(root: int) -> float:
@@ -33,9 +38,8 @@ def _tree_cpu(root: int) -> float:
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except (FileNotFoundError, ProcessLookupError):
+        fields = _stat(entry / "stat")
+        if fields is None:
             continue
         pid, ppid = int(entry.name), int(fields[1])
         if pid == root:

@@ -42,6 +42,7 @@ def libpq_params(config: ConnectorConfig, replication: bool = False) -> dict[str
         params["options"] = "-c TimeZone=UTC"
     return params
 
+
 def producer_config(config: ConnectorConfig) -> dict[str, str]:
     """librdkafka's producer settings: pgcdc's defaults, then the `kafka.*` / `producer.*` pass-through."""
     conf = {

@@ -133,7 +133,8 @@ class KafkaSink:
     def close(self) -> None:
         """Flush, then end the producer: its connections close now, not whenever the garbage collector breaks
         the cycle through the delivery callbacks (a broker stopped after pgcdc would otherwise see it retry).
-        A sink is not used after close: the runner makes a new one per start."""
+        A sink is not used after close: the runner makes a new one per start, and closes one handed to it only
+        when it stops."""
         self._producer.flush(self.flush_timeout_s)
         end_producer(self._producer)
 
