@@ -192,7 +192,10 @@ def stop_oracle(proc: subprocess.Popen[bytes], out_path: Path | str, timeout: fl
 
 
 def read_records(out_path: Path | str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in Path(out_path).read_text().split("\n") if line.strip()]
+    # Every record ends with a newline; what follows the last one is a record the engine is still writing
+    # (a flush of a long line can land in pieces), read on the next poll.
+    complete = Path(out_path).read_text().split("\n")[:-1]
+    return [json.loads(line) for line in complete if line.strip()]
 
 
 def main() -> int:
