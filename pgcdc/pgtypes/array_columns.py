@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from pgcdc.pgtypes import numbers, temporal
 from pgcdc.pgtypes.arrays import array_converter
-from pgcdc.pgtypes.converter import ColumnLike, Converter, Fn, in_ms, items_schema
+from pgcdc.pgtypes.converter import ColumnLike, Converter, Fn, in_ms, items_schema, with_special
 
 def _null(text: str) -> None:
     return None
@@ -27,15 +27,42 @@ def _numeric_array(column: ColumnLike, element: Converter) -> Converter | None:
 
 
 def _time_array(column: ColumnLike, element: Converter) -> Converter | None:
-    if element.schema.get("name") != "io.debezium.time.MicroTime":
-        return None
-    # time[] elements go through java.sql.Time: microseconds, but only whole milliseconds of them (measured).
+    # time[] elements go through java.sql.Time: whole milliseconds, 24:00:00 as midnight (measured).
+    name = element.schema.get("name")
+    fn: Fn
+    if name == "io.debezium.time.MicroTime":
+        fn = _time_us_jdbc
+    elif name == "io.debezium.time.IsoTime":
+        fn = temporal.iso_time_jdbc
+    else:  # milliseconds: io.debezium.time.Time, org.apache.kafka.connect.data.Time
+        fn = temporal.time_ms_jdbc
+    return Converter({"type": "array", "items": items_schema(element.schema, True)}, array_converter(fn))
+
+
+def _time_us_jdbc(text: str) -> int:
+    return temporal.time_ms_jdbc(text) * 1000
+
+
+def _timetz_array(column: ColumnLike, element: Converter) -> Converter | None:
+    # timetz[] elements lose their fraction of a second (measured: '23:59:59.999999-01' -> '00:59:59Z').
+    convert = element.fn
+    assert convert is not None
     return Converter({"type": "array", "items": items_schema(element.schema, True)},
-                     array_converter(lambda t: temporal.time_us(t) // 1000 * 1000))
+                     array_converter(lambda t: convert(_without_fraction(t))))
+
+
+def _without_fraction(text: str) -> str:
+    dot = text.find(".")
+    if dot < 0:
+        return text
+    end = dot + 1
+    while end < len(text) and text[end].isdigit():
+        end += 1
+    return text[:dot] + text[end:]
 
 
 def _date_array(column: ColumnLike, element: Converter) -> Converter | None:
-    fn = temporal.iso_date_jdbc if element.schema["type"] == "string" else temporal.date_days_jdbc
+    fn = temporal.iso_date_jdbc if element.schema["type"] == "string" else temporal.date_days_jdbc_or_infinity
     return Converter({"type": "array", "items": items_schema(element.schema, True)}, array_converter(fn))
 
 
@@ -43,11 +70,12 @@ def _timestamp_array(column: ColumnLike, element: Converter) -> Converter | None
     name = element.schema.get("name")
     fn: Fn
     if name == "io.debezium.time.IsoTimestamp":
-        fn = _iso_timestamp_jdbc
+        fn = with_special(_iso_timestamp_jdbc, temporal.ISO_TIMESTAMP_INFINITY)
     elif name == "io.debezium.time.MicroTimestamp":
-        fn = temporal.timestamp_us_jdbc
+        fn = with_special(lambda t: temporal.java_epoch_micros(temporal.timestamp_us_jdbc(t)),
+                          temporal.TIMESTAMP_US_INFINITY)
     else:  # milliseconds: io.debezium.time.Timestamp, org.apache.kafka.connect.data.Timestamp
-        fn = in_ms(temporal.timestamp_us_jdbc)
+        fn = with_special(in_ms(temporal.timestamp_us_jdbc), temporal.TIMESTAMP_MS_INFINITY)
     return Converter({"type": "array", "items": items_schema(element.schema, True)}, array_converter(fn))
 
 
@@ -73,6 +101,7 @@ ARRAYS: dict[str, Callable[[ColumnLike, Converter], Converter | None]] = {
     "_date": _date_array,
     "_timestamp": _timestamp_array,
     "_timestamptz": _timestamptz_array,
+    "_timetz": _timetz_array,
 }
 # Element conversions that differ inside arrays: real/double arrays keep -0.0 (scalars write 0.0).
 ARRAY_ELEMENT: dict[str, Fn] = {"_float4": numbers.java_double, "_float8": numbers.java_double}

@@ -69,3 +69,12 @@ def items_schema(schema: dict[str, Any], optional: bool) -> dict[str, Any]:
 def in_ms(f: Fn) -> Fn:
     """`f`'s microseconds as milliseconds (floor, like Java's)."""
     return lambda t: f(t) // 1000
+
+
+def with_special(fn: Fn, values: dict[str, Any]) -> Fn:
+    """`fn`, except for the texts in `values` (PostgreSQL's infinities), which give their own value."""
+    def convert(t: str) -> Any:
+        special = values.get(t)
+        return fn(t) if special is None else special
+
+    return convert

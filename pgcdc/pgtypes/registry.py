@@ -17,6 +17,7 @@ from pgcdc.pgtypes import geometric, numbers, special, temporal
 from pgcdc.pgtypes.array_columns import ARRAY_ELEMENT, ARRAYS, ElementColumn
 from pgcdc.pgtypes.arrays import array_converter
 from pgcdc.pgtypes.converter import DROPPED, ColumnLike, Converter, Fn, Modes, in_ms, items_schema
+from pgcdc.pgtypes.converter import with_special as _with_infinity
 from pgcdc.pgtypes.converter import connect_schema as _s  # short: it is on every line of the table
 
 __all__ = ["DROPPED", "ColumnLike", "Converter", "Fn", "Modes", "converter_for"]
@@ -122,21 +123,16 @@ def _precision(c: ColumnLike, default: int = 6) -> int:
 def _date(c: ColumnLike, m: Modes) -> Converter:
     # A snapshot reads dates through JDBC, which drops a BC era (see temporal).
     if m.time == "isostring":
-        iso = temporal.iso_date_jdbc if m.snapshot else _iso_date
+        iso = temporal.iso_date_jdbc if m.snapshot else _with_infinity(_iso_date, temporal.ISO_DATE_INFINITY)
         return Converter(_s("string", "io.debezium.time.IsoDate", 1), iso)
     name = "org.apache.kafka.connect.data.Date" if m.time == "connect" else "io.debezium.time.Date"
-    infinity = temporal.DATE_INFINITY_SNAPSHOT if m.snapshot else temporal.DATE_INFINITY
+    infinity = temporal.DATE_INFINITY_JDBC if m.snapshot else temporal.DATE_INFINITY
     days = temporal.date_days_jdbc if m.snapshot else temporal.date_days
     return Converter(_s("int32", name, 1), _with_infinity(days, infinity))
 
 
 def _iso_date(text: str) -> str:
     return temporal.iso_text(text) + "Z"
-
-
-def _iso_suffix(text: str) -> str:
-    # time.precision.mode=isostring: ISO text in UTC with a 'Z' (measured: '1969-07-20Z', '12:00:00.5Z').
-    return text + "Z"
 
 
 def _iso_timestamp(text: str) -> str:
@@ -147,7 +143,7 @@ def _time(c: ColumnLike, m: Modes) -> Converter:
     if m.time == "connect":
         return Converter(_s("int32", "org.apache.kafka.connect.data.Time", 1), in_ms(temporal.time_us))
     if m.time == "isostring":
-        return Converter(_s("string", "io.debezium.time.IsoTime", 1), _iso_suffix)
+        return Converter(_s("string", "io.debezium.time.IsoTime", 1), temporal.iso_time)
     if m.time == "adaptive" and _precision(c) <= 3:
         return Converter(_s("int32", "io.debezium.time.Time", 1), in_ms(temporal.time_us))
     return Converter(_s("int64", "io.debezium.time.MicroTime", 1), temporal.time_us)
@@ -155,7 +151,8 @@ def _time(c: ColumnLike, m: Modes) -> Converter:
 
 def _timestamp(c: ColumnLike, m: Modes) -> Converter:
     if m.time == "isostring":
-        return Converter(_s("string", "io.debezium.time.IsoTimestamp", 1), _iso_timestamp)
+        return Converter(_s("string", "io.debezium.time.IsoTimestamp", 1),
+                         _with_infinity(_iso_timestamp, temporal.ISO_TIMESTAMP_INFINITY))
     if m.time == "connect":
         return Converter(_s("int64", "org.apache.kafka.connect.data.Timestamp", 1),
                          _with_infinity(in_ms(temporal.timestamp_us), temporal.TIMESTAMP_MS_INFINITY))
@@ -163,7 +160,7 @@ def _timestamp(c: ColumnLike, m: Modes) -> Converter:
         return Converter(_s("int64", "io.debezium.time.Timestamp", 1),
                          _with_infinity(in_ms(temporal.timestamp_us), temporal.TIMESTAMP_MS_INFINITY))
     return Converter(_s("int64", "io.debezium.time.MicroTimestamp", 1),
-                     _with_infinity(temporal.timestamp_us, temporal.TIMESTAMP_US_INFINITY))
+                     _with_infinity(temporal.micro_timestamp, temporal.TIMESTAMP_US_INFINITY))
 
 
 def _timestamptz(c: ColumnLike, m: Modes) -> Converter:
@@ -192,14 +189,6 @@ def _timestamptz(c: ColumnLike, m: Modes) -> Converter:
         return out
 
     return Converter(_s("string", "io.debezium.time.ZonedTimestamp", 1), convert)
-
-
-def _with_infinity(fn: Fn, values: dict[str, int]) -> Fn:
-    def convert(t: str) -> Any:
-        special = values.get(t)
-        return fn(t) if special is None else special
-
-    return convert
 
 
 def _interval(c: ColumnLike, m: Modes) -> Converter:

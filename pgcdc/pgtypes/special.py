@@ -7,6 +7,7 @@ and bit strings are little-endian integers.
 from __future__ import annotations
 
 import base64
+import math
 import re
 import struct
 from decimal import Decimal
@@ -47,9 +48,56 @@ def _interval_parts(text: str) -> tuple[int, int, int, int]:
 
 
 def interval_us(text: str) -> int:
-    """io.debezium.time.MicroDuration."""
-    years, months, days, us = _interval_parts(text)
-    return (years * 12 + months) * _US_PER_MONTH + days * 86_400_000_000 + us
+    """io.debezium.time.MicroDuration, computed as Debezium 3.6 does (MicroDuration.durationMicros over pgjdbc's
+    PGInterval): in doubles, the seconds rounded to whole microseconds, then cast to long, which truncates and
+    saturates at ±2^63 (measured: '178000000 years' is Long.MAX_VALUE, '2147483647:59:59.999999' is
+    7730941132800000000)."""
+    years = months = days = hours = minutes = 0
+    seconds = 0.0
+    parts = text.split()
+    for i in range(0, len(parts), 2):
+        m = _TIME.match(parts[i])
+        if m:
+            sign, hh, mm, ss, frac = m.groups()
+            neg = sign == "-"
+            hours, minutes = (-int(hh), -int(mm)) if neg else (int(hh), int(mm))
+            # PGInterval.setSeconds: Math.round(s * 1e6), split into whole seconds and microseconds (Java's
+            # truncating division), read back as whole + micros / 1e6.
+            total = _java_round(float(f"{'-' if neg else ''}{ss}.{frac or '0'}") * 1e6)
+            whole = -(-total // 1_000_000) if total < 0 else total // 1_000_000
+            seconds = whole + (total - whole * 1_000_000) / 1e6
+            break
+        n, unit = int(parts[i]), parts[i + 1]
+        if unit.startswith("year"):
+            years = n
+        elif unit.startswith("mon"):
+            months = n
+        else:
+            days = n
+    day_count = float(years * 12 + months) * 30.4375 + days
+    total_seconds = ((day_count * 24 + hours) * 60 + minutes) * 60 + seconds
+    return java_long(total_seconds * 1e6)
+
+
+LONG_MAX = 2**63 - 1
+LONG_MIN = -(2**63)
+
+
+def java_long(x: float) -> int:
+    """Java's (long) cast of a double: toward zero, NaN 0, saturating at the long range."""
+    if x != x:
+        return 0
+    if x >= 9.223372036854775807e18:
+        return LONG_MAX
+    if x <= -9.223372036854775808e18:
+        return LONG_MIN
+    return int(x)
+
+
+def _java_round(x: float) -> int:
+    """Java's Math.round: the closest long, ties toward positive infinity."""
+    f = math.floor(x)
+    return java_long(f + 1 if x - f >= 0.5 else f)
 
 
 def interval_iso(text: str) -> str:

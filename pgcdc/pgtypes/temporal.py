@@ -13,12 +13,18 @@ EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
 EPOCH = datetime(1970, 1, 1)
 EPOCH_TZ = datetime(1970, 1, 1, tzinfo=UTC)
 ONE_US = timedelta(microseconds=1)
-# What Debezium 3.6 writes for PostgreSQL's infinite dates and timestamps (measured; LocalDate/Instant
-# extremes after its own offsets), keyed by PostgreSQL's text.
-DATE_INFINITY = {"infinity": -2_147_472_692}
-DATE_INFINITY_SNAPSHOT = {"infinity": -622_191_234}
+# What Debezium 3.6 writes for PostgreSQL's infinite dates and timestamps, keyed by PostgreSQL's text (measured:
+# tests/data/debezium/types/extreme_*; LocalDate/Instant extremes after Debezium's own offsets). A date differs
+# between streaming (pgoutput text) and JDBC (a snapshot, and array elements in both).
+DATE_INFINITY = {"infinity": -2_147_472_692, "-infinity": -2_147_472_691}
+DATE_INFINITY_JDBC = {"infinity": -622_191_234, "-infinity": -625_821_272}
 TIMESTAMP_US_INFINITY = {"infinity": 9_223_372_036_825_200_000, "-infinity": -9_223_372_036_832_400_000}
 TIMESTAMP_MS_INFINITY = {"infinity": 9_223_372_036_825_200, "-infinity": -9_223_372_036_832_400}
+ISO_DATE_INFINITY = {"infinity": "-5877611-06-21Z", "-infinity": "-5877611-06-22Z"}
+ISO_DATE_INFINITY_JDBC = {"infinity": "+292278994-08-16Z", "-infinity": "+292269055-12-02Z"}
+ISO_TIMESTAMP_INFINITY = {"infinity": "+294247-01-10T04:00:25.2Z", "-infinity": "-290308-12-21T19:59:27.6Z"}
+# A timestamptz array element '-infinity' is read as this instant (java.sql.Timestamp's minimum, era dropped).
+TIMESTAMPTZ_INFINITY_JDBC = {"-infinity": "292269055-12-02 23:00:00+00"}
 US_PER_DAY = 86_400_000_000
 
 
@@ -72,6 +78,32 @@ def timestamp_us(text: str) -> int:
     d, t = _split_ts(body)
     days = date_days(d + (" BC" if bc else ""))
     return days * US_PER_DAY + time_us(t)
+
+
+_LONG = 2**64
+_MAX_SECONDS = (2**63 - 1) // 1_000_000
+
+
+def micro_timestamp(text: str) -> int:
+    """io.debezium.time.MicroTimestamp of a `timestamp` literal: timestamp_us, past ±2^63 µs as Java makes it."""
+    body, bc = _bc(text)
+    if not bc and len(body) >= 19 and body[4] == "-":  # years 1..9999: never near the long range
+        try:
+            return (datetime.fromisoformat(body) - EPOCH) // ONE_US
+        except ValueError:
+            pass
+    return java_epoch_micros(timestamp_us(text))
+
+
+def java_epoch_micros(us: int) -> int:
+    """Debezium's epoch micros of an Instant: TimeUnit.SECONDS.toMicros(seconds) saturates at the long range, then
+    the second's micros are added in wrapping long arithmetic (measured: '294276-12-31 23:59:59.999999' is
+    -9223372036853775810)."""
+    secs, micros = divmod(us, 1_000_000)
+    if -_MAX_SECONDS <= secs <= _MAX_SECONDS:
+        return us
+    base = 2**63 - 1 if secs > 0 else -(2**63)
+    return (base + micros + 2**63) % _LONG - 2**63
 
 
 def _offset_seconds(tz: str) -> int:
@@ -150,6 +182,9 @@ def date_days_jdbc(text: str) -> int:
 
 def timestamptz_text_jdbc(text: str) -> str:
     """A timestamptz text as an array element reads it: era dropped, a day of the 1582 gap 10 days on."""
+    special = TIMESTAMPTZ_INFINITY_JDBC.get(text)
+    if special is not None or text == "infinity":
+        return special or text
     text = without_era(text)
     d, _, rest = text.partition(" ")
     days = date_days(d)
@@ -175,7 +210,8 @@ def iso_text(text: str) -> str:
     '-0043-03-15'."""
     body, bc = _bc(text)
     if not bc:
-        return body
+        # java.time writes a year beyond 9999 with its sign (measured: '+5874897-12-31').
+        return body if body[4:5] == "-" else "+" + body
     y, rest = body.split("-", 1)
     year = 1 - int(y)
     return f"{year:+05d}-{rest}" if year else f"0000-{rest}"
@@ -187,6 +223,35 @@ def iso_date_of_days(days: int) -> str:
 
 def iso_date_jdbc(text: str) -> str:
     """time.precision.mode=isostring in a snapshot: the date as JDBC reads it (a BC era dropped), with a 'Z'."""
-    if not text[0].isdigit():  # infinity
-        return text + "Z"
-    return iso_date_of_days(date_days_jdbc(text)) + "Z"
+    special = ISO_DATE_INFINITY_JDBC.get(text)
+    return special if special is not None else iso_date_of_days(date_days_jdbc(text)) + "Z"
+
+
+def date_days_jdbc_or_infinity(text: str) -> int:
+    special = DATE_INFINITY_JDBC.get(text)
+    return special if special is not None else date_days_jdbc(text)
+
+
+# -- times -------------------------------------------------------------------------------------------------------
+# A time array's elements go through java.sql.Time: whole milliseconds, 24:00:00 is midnight (measured).
+MS_PER_DAY = 86_400_000
+
+
+def time_ms_jdbc(text: str) -> int:
+    return time_us(text) // 1000 % MS_PER_DAY
+
+
+def iso_time(text: str) -> str:
+    """time.precision.mode=isostring: PostgreSQL's text with a 'Z'; 24:00:00 is midnight (measured)."""
+    return "00" + text[2:] + "Z" if text[:2] == "24" else text + "Z"
+
+
+def iso_time_jdbc(text: str) -> str:
+    """An isostring time array element: milliseconds only, the fraction's trailing zeros dropped (java.time's
+    ISO_LOCAL_TIME), 24:00:00 as midnight."""
+    ms = time_ms_jdbc(text)
+    secs, frac = divmod(ms, 1000)
+    hh, rest = divmod(secs, 3600)
+    mm, ss = divmod(rest, 60)
+    fraction = f".{frac:03d}".rstrip("0") if frac else ""
+    return f"{hh:02d}:{mm:02d}:{ss:02d}{fraction}Z"

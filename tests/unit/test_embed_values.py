@@ -72,6 +72,8 @@ def check(schema: dict[str, Any], value: Any, raw: Any) -> None:
         assert value is None
     elif schema.get("name") == "io.debezium.time.ZonedTimestamp" and isinstance(value, dt.datetime):
         assert value.tzinfo is not None and value == dt.datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    elif schema.get("name") == "io.debezium.time.ZonedTime" and isinstance(value, dt.time):
+        assert value.tzinfo is not None and value == dt.time.fromisoformat(raw.replace("Z", "+00:00"))
     elif schema.get("type") == "array":
         assert len(value) == len(raw)
         for v, r in zip(value, raw):

@@ -232,7 +232,21 @@ def more_scenarios() -> list[Scenario]:
     return scenarios
 
 
-SCENARIOS += more_scenarios()
+def extreme_scenarios() -> list[Scenario]:
+    """Infinite, extreme, BC and 24:00 temporal values and huge intervals (tests/conformance/
+    test_extreme_values.py), snapshotted (ids 1..) and then streamed (the same rows with ids 101..), in every
+    time and interval mode, for tests/unit/test_extreme_values.py."""
+    from tests.conformance import test_extreme_values as ext
+
+    return [Scenario(f"extreme_{mode}", f"The extreme temporal values, snapshot then streaming, with {props or 'the default modes'}.",
+                     [ext.EXT_SETUP, *ext.EXT_INSERTS],
+                     [Step(f"insert row {rid + 100}", [ext.insert((rid, values), 100)]) for rid, values in ext.EXT_ROWS],
+                     {"snapshot.mode": "initial", **props}, snapshot_records=len(ext.EXT_ROWS), text_of="ext",
+                     folder=HERE / "types")
+            for mode, props in ext.EXT_MODES.items()]
+
+
+SCENARIOS += more_scenarios() + extreme_scenarios()
 
 
 def config(sc: Scenario, pg: PostgresCluster | None, offsets: str) -> dict[str, Any]:

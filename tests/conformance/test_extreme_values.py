@@ -1,0 +1,105 @@
+"""Infinite, extreme, BC and 24:00 temporal values and intervals beyond ±2^63 µs through the real Debezium 3.6
+and pgcdc, in a snapshot and in streaming, in every time.precision.mode and interval.handling.mode: every
+record must be equal (neither connector may stop on a value PostgreSQL accepts).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pgcdc.local import PostgresCluster
+from tests.conformance.compare import assert_same
+from tests.conformance.test_debezium_streaming import run_both
+
+EXT_SETUP = (
+    "CREATE TABLE ext (id int PRIMARY KEY, d date, t time, t3 time(3), t0 time(0), ttz timetz, ttz0 timetz(0),"
+    " ts timestamp, ts3 timestamp(3), ts0 timestamp(0), tz timestamptz, tz3 timestamptz(3), tz0 timestamptz(0),"
+    " iv interval, ad date[], atm time[], atm3 time(3)[], attz timetz[], ats timestamp[], ats3 timestamp(3)[],"
+    " atz timestamptz[])"
+)
+# One row per kind of value: (id, {column: literal}); columns left out are NULL.
+_INF = {"d": "infinity", "ts": "infinity", "ts3": "infinity", "ts0": "infinity", "tz": "infinity",
+        "tz3": "infinity", "tz0": "infinity", "ad": "{infinity}", "ats": "{infinity}", "ats3": "{infinity}",
+        "atz": "{infinity}"}
+EXT_ROWS: list[tuple[int, dict[str, str]]] = [
+    (1, _INF),
+    (2, {k: v.replace("infinity", "-infinity") for k, v in _INF.items()}),
+    # The smallest values PostgreSQL accepts.
+    (3, {"d": "4713-01-01 BC", "t": "00:00:00", "t3": "00:00:00", "t0": "00:00:00", "ttz": "00:00:00+15:59",
+         "ttz0": "00:00:00-15:59", "ts": "4713-01-01 00:00:00 BC", "ts3": "4713-01-01 00:00:00 BC",
+         "ts0": "4713-01-01 00:00:00 BC", "tz": "4713-01-01 00:00:00+00 BC", "tz3": "4713-01-01 00:00:00+00 BC",
+         "tz0": "4713-01-01 00:00:00+00 BC", "iv": "-178000000 years", "ad": "{\"4713-01-01 BC\"}",
+         "atm": "{00:00:00}", "atm3": "{00:00:00}", "attz": "{00:00:00+15:59}",
+         "ats": "{\"4713-01-01 00:00:00 BC\"}", "ats3": "{\"4713-01-01 00:00:00 BC\"}",
+         "atz": "{\"4713-01-01 00:00:00+00 BC\"}"}),
+    # The largest.
+    (4, {"d": "5874897-12-31", "t": "24:00:00", "t3": "24:00:00", "t0": "24:00:00", "ttz": "24:00:00-15:59",
+         "ttz0": "24:00:00+15:59", "ts": "294276-12-31 23:59:59.999999", "ts3": "294276-12-31 23:59:59.999",
+         "ts0": "294276-12-31 23:59:59", "tz": "294276-12-31 23:59:59.999999+00",
+         "tz3": "294276-12-31 23:59:59.999+00", "tz0": "294276-12-31 23:59:59+00", "iv": "178000000 years",
+         "ad": "{5874897-12-31}", "atm": "{24:00:00}", "atm3": "{24:00:00}", "attz": "{24:00:00+00}",
+         "ats": "{\"294276-12-31 23:59:59.999999\"}", "ats3": "{\"294276-12-31 23:59:59.999\"}",
+         "atz": "{\"294276-12-31 23:59:59.999999+00\"}"}),
+    # Ordinary BC values and the last microsecond of a day.
+    (5, {"d": "0044-03-15 BC", "t": "23:59:59.999999", "t3": "23:59:59.999", "t0": "23:59:59",
+         "ttz": "23:59:59.999999+00", "ttz0": "00:00:00+00", "ts": "0044-03-15 12:34:56.789012 BC",
+         "ts3": "0001-12-31 23:59:59.999 BC", "ts0": "0001-01-01 00:00:00 BC",
+         "tz": "0044-03-15 12:34:56.789012+05:30 BC", "tz3": "0001-12-31 23:59:59.999+00 BC",
+         "tz0": "0001-01-01 00:00:00+00 BC", "iv": "2147483647 days 2147483647:59:59.999999",
+         "ad": "{\"0044-03-15 BC\"}", "atm": "{23:59:59.999999}", "atm3": "{23:59:59.999}",
+         "attz": "{23:59:59.999999-01}", "ats": "{\"0044-03-15 12:34:56.789012 BC\"}",
+         "ats3": "{\"0001-12-31 23:59:59.999 BC\"}", "atz": "{\"0044-03-15 12:34:56.789012+00 BC\"}"}),
+    # Intervals at and beyond the int64 microseconds of io.debezium.time.MicroDuration. (Hours beyond 2^31-1,
+    # which PostgreSQL allows up to 2562047788, stop Debezium's snapshot: pgjdbc reads them as an int.)
+    (6, {"iv": "-178000000 years -2147483648 days -2147483647:59:59.999999"}),
+    (7, {"iv": "2147483647:59:59.999999"}),
+    (8, {"iv": "-2147483647:59:59.999999"}),
+    (9, {"iv": "292277 years"}),
+    (10, {"iv": "-292277 years -1 days"}),
+    (11, {"iv": "2147483647 mons 2147483647 days"}),
+    # Fractions of a second in time arrays (java.sql.Time keeps milliseconds), ordinary intervals.
+    (12, {"t": "12:00:00.5", "ttz": "12:00:00.5+02", "iv": "1 year 2 mons 3 days 04:05:06.789",
+          "atm": "{12:00:00.5,00:00:00.12,13:00:00,00:00:00.000999}", "atm3": "{12:00:00.5,13:00:00}",
+          "attz": "{12:00:00.5+02,13:00:00.123456-01}", "ad": "{2024-02-29,10000-01-01}",
+          "ats": "{\"2024-02-29 12:00:00.5\",\"10000-01-01 00:00:00\"}", "ats3": "{\"2024-02-29 12:00:00.5\"}",
+          "atz": "{\"2024-02-29 12:00:00.5+00\",\"10000-01-01 00:00:00+00\"}"}),
+    (13, {"iv": "-1 days -00:00:00.000001", "t": "00:00:00.000001"}),
+    (14, {"iv": "0.1 seconds"}),
+    (15, {"iv": "1 mon -00:00:00.3"}),
+]
+
+
+def insert(row: tuple[int, dict[str, str]], id_offset: int = 0) -> str:
+    rid, values = row
+    cols = ", ".join(["id", *values])
+    literals = ", ".join([str(rid + id_offset), *(f"'{v}'" for v in values.values())])
+    return f"INSERT INTO ext ({cols}) VALUES ({literals})"
+
+
+EXT_INSERTS = [insert(row) for row in EXT_ROWS]
+# The modes: every time.precision.mode, and both interval.handling.modes (an interval's value does not depend on
+# the time mode).
+EXT_MODES: dict[str, dict[str, str]] = {
+    "adaptive": {},
+    "adaptive_time_microseconds": {"time.precision.mode": "adaptive_time_microseconds",
+                                   "interval.handling.mode": "string"},
+    "connect": {"time.precision.mode": "connect"},
+    "isostring": {"time.precision.mode": "isostring", "interval.handling.mode": "string"},
+}
+
+
+@pytest.mark.parametrize("mode", sorted(EXT_MODES))
+def test_extreme_values_streaming(pg: PostgresCluster, dbname: str, tmp_path: Path, mode: str) -> None:
+    ours, theirs = run_both(pg, dbname, tmp_path, EXT_SETUP, EXT_MODES[mode], EXT_INSERTS)
+    assert_same(f"extreme values streaming, {mode}", ours, theirs)
+    assert len(theirs) == len(EXT_ROWS)
+
+
+@pytest.mark.parametrize("mode", sorted(EXT_MODES))
+def test_extreme_values_snapshot(pg: PostgresCluster, dbname: str, tmp_path: Path, mode: str) -> None:
+    ours, theirs = run_both(pg, dbname, tmp_path, ";".join([EXT_SETUP, *EXT_INSERTS]), EXT_MODES[mode],
+                            ["INSERT INTO ext (id) VALUES (99)"], snapshot=True)
+    assert_same(f"extreme values snapshot, {mode}", ours, theirs, snapshot=True)
+    assert len(theirs) == len(EXT_ROWS) + 1
