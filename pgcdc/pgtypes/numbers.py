@@ -28,6 +28,10 @@ def java_double_text(text: str) -> str:
     minus = "-" if sign else ""
     if not ds:
         return minus + "0.0"
+    if len(ds) > 15:  # maybe not a double's digits: those of the nearest double (measured: 10^38-1 is 1.0E38)
+        sign, digits, exp = Decimal(repr(float(d))).as_tuple()
+        assert isinstance(exp, int)
+        ds = "".join(map(str, digits)).lstrip("0")
     stripped = ds.rstrip("0")
     exp += len(ds) - len(stripped)
     ds = stripped

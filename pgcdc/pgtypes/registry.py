@@ -207,6 +207,8 @@ def _bit(c: ColumnLike, m: Modes) -> Converter:
 
 def _money(c: ColumnLike, m: Modes) -> Converter:
     digits = m.money_digits
+    if m.decimal == "double":
+        return Converter(_s("double"), special.money_double)
     if m.decimal == "string":
         return Converter(_s("string"), lambda t: str(Decimal(t.replace("$", "").replace(",", ""))))
     return Converter(_s("bytes", "org.apache.kafka.connect.data.Decimal", 1, scale=str(digits)),

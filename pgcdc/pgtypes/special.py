@@ -128,14 +128,22 @@ def bit_bool(text: str) -> bool:
 
 
 # -- money ---------------------------------------------------------------------------------------------------
+def money_value(text: str) -> Decimal:
+    """PostgreSQL's money text ('$1,234.50', '-$1.00', '($1.00)' in some locales) as a number."""
+    d = Decimal(re.sub(r"[^0-9.]", "", text))
+    return -d if text.startswith("-") or text.startswith("(") else d
+
+
 def money_parser(scale: int) -> Any:
     def convert(text: str) -> str:
-        negative = text.startswith("-") or text.startswith("(")
-        digits = re.sub(r"[^0-9.]", "", text)
-        d = Decimal(digits)
-        return numbers.decimal_bytes(-numbers.unscaled(d, scale) if negative else numbers.unscaled(d, scale))
+        return numbers.decimal_bytes(numbers.unscaled(money_value(text), scale))
 
     return convert
+
+
+def money_double(text: str) -> Any:
+    """decimal.handling.mode=double: BigDecimal.doubleValue() written by Double.toString (measured)."""
+    return numbers.python_float_to_java(float(money_value(text)))
 
 
 # -- point ---------------------------------------------------------------------------------------------------

@@ -71,11 +71,11 @@ EXT_ROWS: list[tuple[int, dict[str, str]]] = [
 ]
 
 
-def insert(row: tuple[int, dict[str, str]], id_offset: int = 0) -> str:
+def insert(row: tuple[int, dict[str, str]], id_offset: int = 0, table: str = "ext") -> str:
     rid, values = row
     cols = ", ".join(["id", *values])
     literals = ", ".join([str(rid + id_offset), *(f"'{v}'" for v in values.values())])
-    return f"INSERT INTO ext ({cols}) VALUES ({literals})"
+    return f"INSERT INTO {table} ({cols}) VALUES ({literals})"
 
 
 EXT_INSERTS = [insert(row) for row in EXT_ROWS]
@@ -103,3 +103,40 @@ def test_extreme_values_snapshot(pg: PostgresCluster, dbname: str, tmp_path: Pat
                             ["INSERT INTO ext (id) VALUES (99)"], snapshot=True)
     assert_same(f"extreme values snapshot, {mode}", ours, theirs, snapshot=True)
     assert len(theirs) == len(EXT_ROWS) + 1
+
+
+# -- integers at the edges of their Connect types ---------------------------------------------------------------
+INT_SETUP = (
+    "CREATE TABLE ints (id int PRIMARY KEY, i2 int2, i4 int4, i8 int8, ai2 int2[], ai4 int4[], ai8 int8[], o oid,"
+    " ao oid[], mo money, b64 bit(64), vb varbit, n numeric(38,0), n2 numeric(38,2), nn numeric, ann numeric(38,0)[])"
+)
+INT_ROWS: list[tuple[int, dict[str, str]]] = [
+    (1, {"i2": "32767", "i4": "2147483647", "i8": "9223372036854775807", "ai2": "{32767,-32768}",
+         "ai4": "{2147483647,-2147483648}", "ai8": "{9223372036854775807,-9223372036854775808}", "o": "4294967295",
+         "ao": "{4294967295,0}", "mo": "92233720368547758.07", "b64": "1" * 64, "vb": "1" * 200,
+         "n": "9" * 38, "n2": "9" * 36 + ".99", "nn": "9" * 100 + "." + "9" * 50, "ann": "{" + "9" * 38 + "}"}),
+    (2, {"i2": "-32768", "i4": "-2147483648", "i8": "-9223372036854775808", "ai8": "{-9223372036854775808}",
+         "o": "0", "mo": "-92233720368547758.08", "b64": "1" + "0" * 63, "vb": "0" * 200, "n": "-" + "9" * 38,
+         "n2": "-" + "9" * 36 + ".99", "nn": "-1e-100", "ann": "{-" + "9" * 38 + "}"}),
+]
+INT_INSERTS = [insert(row, table="ints") for row in INT_ROWS]
+INT_MODES: dict[str, dict[str, str]] = {
+    "precise": {},
+    "double": {"decimal.handling.mode": "double"},
+    "string": {"decimal.handling.mode": "string"},
+}
+
+
+@pytest.mark.parametrize("mode", sorted(INT_MODES))
+def test_integer_edges_streaming(pg: PostgresCluster, dbname: str, tmp_path: Path, mode: str) -> None:
+    ours, theirs = run_both(pg, dbname, tmp_path, INT_SETUP, INT_MODES[mode], INT_INSERTS)
+    assert_same(f"integer edges streaming, {mode}", ours, theirs)
+    assert len(theirs) == len(INT_ROWS)
+
+
+@pytest.mark.parametrize("mode", sorted(INT_MODES))
+def test_integer_edges_snapshot(pg: PostgresCluster, dbname: str, tmp_path: Path, mode: str) -> None:
+    ours, theirs = run_both(pg, dbname, tmp_path, ";".join([INT_SETUP, *INT_INSERTS]), INT_MODES[mode],
+                            ["INSERT INTO ints (id) VALUES (99)"], snapshot=True)
+    assert_same(f"integer edges snapshot, {mode}", ours, theirs, snapshot=True)
+    assert len(theirs) == len(INT_ROWS) + 1

@@ -16,7 +16,7 @@ import pytest
 from pgcdc.envelope.table import ColumnSpec, EnvelopeSettings, TableEvents
 from pgcdc.pgtypes import Modes
 from tests.conformance.compare import Num
-from tests.conformance.test_extreme_values import EXT_MODES
+from tests.conformance.test_extreme_values import EXT_MODES, INT_MODES
 
 GOLDEN = Path(__file__).parent.parent / "data" / "debezium" / "types"
 
@@ -25,10 +25,10 @@ def parse(text: str | bytes) -> Any:
     return json.loads(text, parse_float=Num, parse_int=Num)
 
 
-def modes(mode: str, snapshot: bool) -> Modes:
-    props = EXT_MODES[mode]
+def modes(props: dict[str, str], snapshot: bool) -> Modes:
     return Modes(time=props.get("time.precision.mode", "adaptive"),
-                 interval=props.get("interval.handling.mode", "numeric"), snapshot=snapshot)
+                 interval=props.get("interval.handling.mode", "numeric"),
+                 decimal=props.get("decimal.handling.mode", "precise"), snapshot=snapshot)
 
 
 def events(text: dict[str, Any], m: Modes) -> TableEvents:
@@ -37,13 +37,13 @@ def events(text: dict[str, Any], m: Modes) -> TableEvents:
     return TableEvents("public", text["table"], columns, ("id",), EnvelopeSettings("dbserver1", m))
 
 
-def cells(mode: str) -> list[tuple[str, str, str, Any, Any]]:
+def cells(name: str, props: dict[str, str]) -> list[tuple[str, str, str, Any, Any]]:
     """(phase, column, PostgreSQL text, Debezium's value, pgcdc's value) of every non-null value."""
-    text = json.loads((GOLDEN / f"extreme_{mode}.pgtext.json").read_text())
+    text = json.loads((GOLDEN / f"{name}.pgtext.json").read_text())
     rows = {row[0]: row for row in text["rows"]}
-    by_phase = {"r": events(text, modes(mode, True)), "c": events(text, modes(mode, False))}
+    by_phase = {"r": events(text, modes(props, True)), "c": events(text, modes(props, False))}
     out = []
-    for line in (GOLDEN / f"extreme_{mode}.jsonl").read_text().splitlines():
+    for line in (GOLDEN / f"{name}.jsonl").read_text().splitlines():
         value = parse(line)["value"]
         op = value["payload"]["op"]
         theirs = value["payload"]["after"]
@@ -60,11 +60,20 @@ def cells(mode: str) -> list[tuple[str, str, str, Any, Any]]:
     return out
 
 
-@pytest.mark.parametrize("mode", sorted(EXT_MODES))
-def test_extreme_values_match_debezium(mode: str) -> None:
-    found = cells(mode)
+def check(name: str, props: dict[str, str], at_least: int) -> None:
+    found = cells(name, props)
     wrong = [f"{phase} {col} {text!r}: Debezium {theirs!r}, pgcdc {ours!r}"
              for phase, col, text, theirs, ours in found if ours != theirs]
-    print(f"{mode}: {len(found)} values compared, {len(wrong)} differ")
-    assert len(found) > 150
+    print(f"{name}: {len(found)} values compared, {len(wrong)} differ")
+    assert len(found) >= at_least
     assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize("mode", sorted(EXT_MODES))
+def test_extreme_values_match_debezium(mode: str) -> None:
+    check(f"extreme_{mode}", EXT_MODES[mode], 200)
+
+
+@pytest.mark.parametrize("mode", sorted(INT_MODES))
+def test_integer_edges_match_debezium(mode: str) -> None:
+    check(f"integers_{mode}", INT_MODES[mode], 50)

@@ -238,12 +238,20 @@ def extreme_scenarios() -> list[Scenario]:
     time and interval mode, for tests/unit/test_extreme_values.py."""
     from tests.conformance import test_extreme_values as ext
 
-    return [Scenario(f"extreme_{mode}", f"The extreme temporal values, snapshot then streaming, with {props or 'the default modes'}.",
-                     [ext.EXT_SETUP, *ext.EXT_INSERTS],
-                     [Step(f"insert row {rid + 100}", [ext.insert((rid, values), 100)]) for rid, values in ext.EXT_ROWS],
+    return [Scenario(f"extreme_{mode}", "The extreme temporal values, snapshot then streaming, with "
+                     f"{props or 'the default modes'}.", [ext.EXT_SETUP, *ext.EXT_INSERTS],
+                     [Step(f"insert row {rid + 100}", [ext.insert((rid, values), 100)])
+                      for rid, values in ext.EXT_ROWS],
                      {"snapshot.mode": "initial", **props}, snapshot_records=len(ext.EXT_ROWS), text_of="ext",
                      folder=HERE / "types")
-            for mode, props in ext.EXT_MODES.items()]
+            for mode, props in ext.EXT_MODES.items()] + [
+        Scenario(f"integers_{mode}", f"Integers at the edges of their Connect types, snapshot then streaming, with "
+                 f"{props or 'the default modes'}.", [ext.INT_SETUP, *ext.INT_INSERTS],
+                 [Step(f"insert row {rid + 100}", [ext.insert((rid, values), 100, "ints")])
+                  for rid, values in ext.INT_ROWS],
+                 {"snapshot.mode": "initial", **props}, snapshot_records=len(ext.INT_ROWS), text_of="ints",
+                 folder=HERE / "types")
+        for mode, props in ext.INT_MODES.items()]
 
 
 SCENARIOS += more_scenarios() + extreme_scenarios()
