@@ -26,7 +26,8 @@ def _unscaled(d: Decimal, scale: int) -> str:
     t = d.as_tuple()
     assert -t.exponent == scale, (d, scale)  # the decoded value keeps Debezium's scale
     n = int("".join(map(str, t.digits))) * (-1 if t.sign else 1)
-    return base64.b64encode(n.to_bytes((n.bit_length() + 8) // 8, "big", signed=True)).decode()
+    # Java's BigInteger.toByteArray(): minimal two's complement (-2^63 takes 8 bytes, not 9).
+    return base64.b64encode(n.to_bytes((n + (n < 0)).bit_length() // 8 + 1, "big", signed=True)).decode()
 
 
 def encode_back(schema: dict[str, Any], value: Any) -> Any:
