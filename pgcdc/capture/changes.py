@@ -19,7 +19,7 @@ import orjson
 from pgcdc.capture.incremental import IncrementalSnapshot
 from pgcdc.capture.position import Position, ResumePoint
 from pgcdc.capture.streamed import StreamedTransactions
-from pgcdc.lsn import PG_EPOCH_US
+from pgcdc.lsn import PG_EPOCH_US, format_lsn
 from pgcdc.envelope import connect, template
 from pgcdc.envelope.source import (
     DEBEZIUM_VERSION,
@@ -31,6 +31,7 @@ from pgcdc.envelope.source import (
     message_value_schema,
 )
 from pgcdc.envelope.table import TableEvents
+from pgcdc.errors import ConversionError
 from pgcdc.protocol import messages as m
 from pgcdc.sink import Sink
 
@@ -110,7 +111,19 @@ class ChangeCapture:
     def handle(self, msg: Any, lsn: int, payload: bytes | memoryview = b"") -> None:
         """One decoded message at `lsn`; `payload` is its raw bytes (kept for streamed transactions)."""
         self._payload = payload
-        self._dispatch[type(msg)](msg, lsn)
+        try:
+            self._dispatch[type(msg)](msg, lsn)
+        except orjson.JSONEncodeError as exc:  # a converted value JSON cannot carry: name it, on the cold path
+            raise self._serialization_error(msg, lsn, exc) from None
+
+    def _serialization_error(self, msg: Any, lsn: int, exc: Exception) -> ConversionError:
+        t = self.relations.get(getattr(msg, "relation_oid", -1))
+        for values in (getattr(msg, "new", None), getattr(msg, "old", None)):
+            found = t.failing_value(values, lsn) if t is not None and values is not None else None
+            if found is not None:
+                return found
+        where = f"{t.schema}.{t.table}" if t is not None else type(msg).__name__
+        return ConversionError(f"cannot serialize a record of {where} at LSN {format_lsn(lsn)}: {exc}")
 
     # -- streamed transactions ---------------------------------------------------------------------------
     def _spilled(self, msg: Any, lsn: int) -> bool:

@@ -24,6 +24,8 @@ import orjson
 from pgcdc.envelope.jsontext import jackson, needs_jackson
 from pgcdc.envelope.source import DEBEZIUM_VERSION
 from pgcdc.envelope.table import TableEvents
+from pgcdc.errors import ConversionError
+from pgcdc.lsn import format_lsn
 
 MARKERS = ("first", "first_in_data_collection", "true", "last_in_data_collection", "last")
 
@@ -93,6 +95,17 @@ class TableRecords:
             afters = [dict(zip(names, vals)) for vals in zip(*cols)] if cols else [{} for _ in rows]
         except Exception:  # the dict path names the column and value that failed
             afters = [self.events.row(r, self.lsn) for r in rows]
+        try:
+            return self._serialize(afters)
+        except orjson.JSONEncodeError as exc:  # a converted value JSON cannot carry: name it
+            for r in rows:
+                found = self.events.failing_value(r, self.lsn)
+                if found is not None:
+                    raise found from None
+            raise ConversionError(f"cannot serialize a row of {self.events.schema}.{self.events.table} "
+                                  f"at LSN {format_lsn(self.lsn)}: {exc}") from None
+
+    def _serialize(self, afters: list[dict[str, Any]]) -> tuple[list[bytes], list[bytes | None]]:
         dumps = orjson.dumps
         keys: list[bytes | None]
         if self.key_template is not None:

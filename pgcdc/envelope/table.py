@@ -191,16 +191,25 @@ class TableEvents:
             raise self._conversion_error(values, lsn, exc) from None
 
     def _conversion_error(self, values: Sequence[Any], lsn: int, exc: Exception) -> ConversionError:
+        return self.failing_value(values, lsn) or ConversionError(
+            f"cannot convert a row of {self.schema}.{self.table} at LSN {format_lsn(lsn)}: {exc}")
+
+    def failing_value(self, values: Sequence[Any], lsn: int) -> ConversionError | None:
+        """The error naming the first value of a tuple (pgoutput's or COPY's) that does not convert, or whose
+        converted value JSON cannot carry (an integer beyond 64 bits); None if every value does. The cold path
+        after a row failed: each value is converted and serialized alone."""
+        if self.keep is not None and len(values) != len(self.names):
+            values = [values[i] for i in self.keep]
         for name, fn, type_name, v in zip(self.names, self.fns, self.type_names, values):
-            if fn is None or v is None or v is UNCHANGED_TOAST:
+            if v is None or v is UNCHANGED_TOAST:
                 continue
             try:
-                fn(v)
+                connect.dumps(v if fn is None else fn(v))
             except Exception as inner:
                 return ConversionError(
                     f"cannot convert {self.schema}.{self.table}.{name} ({type_name}) value {str(v)[:60]!r} "
                     f"at LSN {format_lsn(lsn)}: {inner}")
-        return ConversionError(f"cannot convert a row of {self.schema}.{self.table} at LSN {format_lsn(lsn)}: {exc}")
+        return None
 
     def update_rows(self, new: Sequence[Any], old: Sequence[Any] | None, old_kind: str | None,
                     lsn: int) -> tuple[dict[str, Any], dict[str, Any] | None]:
