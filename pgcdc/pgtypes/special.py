@@ -7,7 +7,6 @@ and bit strings are little-endian integers.
 from __future__ import annotations
 
 import base64
-import math
 import re
 import struct
 from decimal import Decimal
@@ -59,13 +58,13 @@ def interval_us(text: str) -> int:
         m = _TIME.match(parts[i])
         if m:
             sign, hh, mm, ss, frac = m.groups()
-            neg = sign == "-"
-            hours, minutes = (-int(hh), -int(mm)) if neg else (int(hh), int(mm))
-            # PGInterval.setSeconds: Math.round(s * 1e6), split into whole seconds and microseconds (Java's
-            # truncating division), read back as whole + micros / 1e6.
-            total = _java_round(float(f"{'-' if neg else ''}{ss}.{frac or '0'}") * 1e6)
-            whole = -(-total // 1_000_000) if total < 0 else total // 1_000_000
-            seconds = whole + (total - whole * 1_000_000) / 1e6
+            # PGInterval keeps whole seconds and microseconds (Math.round(s * 1e6), exact for PostgreSQL's six
+            # digits) and gives back whole + micros / 1e6.
+            micros = int(frac.ljust(6, "0")[:6]) if frac else 0
+            if sign == "-":
+                hours, minutes, seconds = -int(hh), -int(mm), -int(ss) - micros / 1e6
+            else:
+                hours, minutes, seconds = int(hh), int(mm), int(ss) + micros / 1e6
             break
         n, unit = int(parts[i]), parts[i + 1]
         if unit.startswith("year"):
@@ -92,12 +91,6 @@ def java_long(x: float) -> int:
     if x <= -9.223372036854775808e18:
         return LONG_MIN
     return int(x)
-
-
-def _java_round(x: float) -> int:
-    """Java's Math.round: the closest long, ties toward positive infinity."""
-    f = math.floor(x)
-    return java_long(f + 1 if x - f >= 0.5 else f)
 
 
 def interval_iso(text: str) -> str:

@@ -429,13 +429,25 @@ def main(names: list[str]) -> None:
             elapsed = capture(pg, sc, Path(tmp))
             count = len(read_records(sc.folder / f"{sc.name}.jsonl"))
             print(f"{sc.name}: {count} records, Debezium run {elapsed:.1f} s")
-    if names:  # a partial run keeps the README of the others: regenerate it all to refresh the whole README
-        print("README.md not rewritten (partial run)")
-        return
     versions = {payload(r)["source"]["version"] for sc in SCENARIOS
                 for r in read_records(sc.folder / f"{sc.name}.jsonl")
                 if payload(r) and "source" in (payload(r) or {})}
-    (HERE / "README.md").write_text(readme(pg_version, ", ".join(sorted(versions)), SCENARIOS))
+    text = readme(pg_version, ", ".join(sorted(versions)), chosen)
+    if names:  # a partial run rewrites the sections of its scenarios only, in SCENARIOS order
+        text = merge_sections((HERE / "README.md").read_text(), text)
+    (HERE / "README.md").write_text(text)
+
+
+def merge_sections(old: str, new: str) -> str:
+    """`old` README with the `## <scenario>` sections of `new` put in place of (or among) its own."""
+    def split(text: str) -> tuple[str, dict[str, str]]:
+        head, *parts = text.split("\n## ")
+        return head, {part.split("\n", 1)[0]: "## " + part.rstrip("\n") + "\n" for part in parts}
+
+    head, sections = split(old)
+    sections.update(split(new)[1])
+    order = [sc.name for sc in SCENARIOS]
+    return head.rstrip("\n") + "\n\n" + "\n".join(sections[n] for n in sorted(sections, key=order.index)) + "\n"
 
 
 if __name__ == "__main__":
