@@ -101,3 +101,16 @@ def test_unconvertible_value_while_streaming(pg: PostgresCluster, dbname: str, t
         proc.terminate()
         proc.wait(timeout=30)
     assert topics(tmp_path) == ["conv.public.ok", "conv.public.t"]
+
+
+def test_values_that_used_to_stop_a_snapshot(pg: PostgresCluster, dbname: str, tmp_path: Path) -> None:
+    """A date of -infinity and an interval past ±2^63 µs stopped the snapshot (the interval with a traceback);
+    they are written as Debezium 3.6 writes them (tests/data/debezium/types/extreme_adaptive.jsonl)."""
+    pg.execute("CREATE TABLE t (id int PRIMARY KEY, d date, iv interval);"
+               "INSERT INTO t VALUES (1, '-infinity', '178000000 years'), (2, 'infinity', '-178000000 years')", dbname)
+    proc = start(config(pg, dbname, tmp_path, "initial_only"))
+    _, stderr = proc.communicate(timeout=90)
+    assert proc.returncode == 0, stderr
+    rows = [json.loads(line)["value"]["payload"]["after"]
+            for line in (tmp_path / "records.jsonl").read_text().splitlines()]
+    assert rows == [{"id": 1, "d": -625821272, "iv": 2**63 - 1}, {"id": 2, "d": -622191234, "iv": -(2**63)}]
