@@ -117,6 +117,9 @@ class ExtractNewRecordState:
                                      opts.get("drop.fields.keep.schema.compatible", "true"))
         self.header_schemas = header_schemas
         self.codec = Codec()
+        # Debezium gives a delete and its tombstone one shared headers object, and this transform adds its
+        # headers to that object in place: the tombstone after a delete carries the delete's added headers too.
+        self._delete_headers: tuple[str, Any, tuple[Header, ...]] | None = None
         self._cache: dict[tuple[int, str, str], tuple[Schema, Any]] = {}
 
     # -- headers ------------------------------------------------------------------------------------------
@@ -151,7 +154,14 @@ class ExtractNewRecordState:
         valid = vs is not None and isinstance(vs.get("name"), str) and vs["name"].endswith(".Envelope") \
             and isinstance(r.value, dict)
         if (valid or tombstone) and self.headers:
-            r = r.new(headers=r.headers + self._added_headers(r))
+            added = self._added_headers(r)
+            shared = self._delete_headers
+            self._delete_headers = None
+            if tombstone and shared is not None and shared[0] == r.topic and shared[1] == r.key:
+                added = shared[2] + added
+            elif valid and r.value.get("op") == "d":
+                self._delete_headers = (r.topic, r.key, added)
+            r = r.new(headers=r.headers + added)
         if tombstone:
             return r if self.mode == "rewrite-with-tombstone" else None
         if not valid:
@@ -167,7 +177,7 @@ class ExtractNewRecordState:
             if out is None:
                 return None
             if self.route is not None:
-                out = _topic(out, before.get(self.route))
+                out = _topic(out, _route(before, self.route, self._before_schema(vs)))
             if self.drop_header is not None:
                 out = self._drop_fields(out)
             if out.value is not None:
@@ -180,7 +190,7 @@ class ExtractNewRecordState:
                 value = after
             out = r.new(value_schema=sch, value=value)
             if self.route is not None:
-                out = _topic(out, value.get(self.route))
+                out = _topic(out, _route(value, self.route, sch))
             out = self._add_fields(r, out, op)
             if self.drop_header is not None:
                 out = self._drop_fields(out)
@@ -188,6 +198,10 @@ class ExtractNewRecordState:
 
     def _after_schema(self, vs: Schema) -> Schema:
         sch: Schema = self._cached(vs, "after", "", lambda: S.unfield(S.field(vs, "after") or {}))
+        return sch
+
+    def _before_schema(self, vs: Schema) -> Schema:
+        sch: Schema = self._cached(vs, "before", "", lambda: S.unfield(S.field(vs, "before") or {}))
         return sch
 
     def _delete(self, r: Record, vs: Schema, before: dict[str, Any]) -> Record | None:
@@ -199,7 +213,7 @@ class ExtractNewRecordState:
             return r.new(value_schema=self._after_schema(vs), value=None)
         if mode == "delete-to-tombstone":
             return r.new(value_schema=None, value=None)
-        sch = self._cached(vs, "before", "", lambda: S.unfield(S.field(vs, "before") or {}))
+        sch = self._before_schema(vs)
         sch, value = self._deleted(sch, before, "true")
         return r.new(value_schema=sch, value=value)
 
@@ -258,6 +272,13 @@ def _exclude(schema: Schema, value: Any, names: list[str]) -> tuple[Schema, Any]
     if value is None:
         return sch, None
     return sch, {k: v for k, v in value.items() if k not in names}
+
+
+def _route(row: dict[str, Any], name: str, schema: Schema) -> Any:
+    """Struct.getString(route.by.field): a field the row's schema lacks fails the record."""
+    if S.field(schema, name) is None:
+        raise ValueError(f"{name} is not a valid field name")
+    return row.get(name)
 
 
 def _topic(r: Record, name: Any) -> Record:
