@@ -24,7 +24,13 @@ Fixer = Callable[[Any], Any]
 
 
 def _float(v: Any) -> Any:
-    return python_float_to_java(v) if type(v) is float else v
+    if type(v) is not float:
+        return v
+    # Python's repr is Java's Double.toString text where neither uses an exponent and the value has a fraction
+    # or a ".0" (1e-3 <= |v| < 1e7); elsewhere the Decimal-based layout.
+    if 1e-3 <= abs(v) < 1e7:
+        return orjson.Fragment(repr(v))
+    return python_float_to_java(v)
 
 
 def float_fixer(schema: Schema | None) -> Fixer | None:
@@ -63,27 +69,27 @@ class Codec:
     """Decodes with-schema JsonConverter bytes; encodes with or without the schema (schemas.enable)."""
 
     def __init__(self) -> None:
-        self._known: dict[bytes, tuple[Schema, Fixer | None]] = {}
+        # Schemas by the length of their JSON: a record's bytes are compared in place (startswith), not hashed.
+        self._known: dict[int, list[tuple[bytes, Schema, Fixer | None]]] = {}
         self._schema_bytes: dict[int, tuple[Schema, bytes]] = {}
 
     def decode(self, data: bytes | None) -> tuple[Schema | None, Any]:
         if data is None:
             return None, None
         i = data.find(_MARK)
-        if i > 0 and data.startswith(_HEAD):
-            known = self._known.get(data[:i])
-            if known is not None:
-                schema, fix = known
-                payload = orjson.loads(data[i + len(_MARK):-1])
-                return schema, (payload if fix is None else fix(payload))
+        if i > 0:
+            for head, schema, fix in self._known.get(i, ()):
+                if data.startswith(head):
+                    payload = orjson.loads(memoryview(data)[i + len(_MARK):-1])
+                    return schema, (payload if fix is None else fix(payload))
         full = orjson.loads(data)
         if not isinstance(full, dict) or "schema" not in full or "payload" not in full:
             return None, full  # schemaless JSON
         schema, payload = full["schema"], full["payload"]
         fix = float_fixer(schema)
         head = _HEAD + jackson(orjson.dumps(schema))
-        if i > 0 and data[:i] == head and len(self._known) < 4096:
-            self._known[head] = (schema, fix)
+        if i > 0 and data[:i] == head and len(self._schema_bytes) < 4096:
+            self._known.setdefault(i, []).append((head, schema, fix))
             self._schema_bytes[id(schema)] = (schema, head[len(_HEAD):])
         return schema, (payload if fix is None else fix(payload))
 

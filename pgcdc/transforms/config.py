@@ -14,6 +14,8 @@ from pgcdc.transforms import kafka_connect as kc
 from pgcdc.transforms import kafka_fields as kf
 from pgcdc.transforms.chain import Chain, Step
 from pgcdc.transforms.predicates import PREDICATES
+from pgcdc.transforms.router import OPTIONS as ROUTER_OPTIONS
+from pgcdc.transforms.router import ByLogicalTableRouter
 from pgcdc.transforms.unwrap import OPTIONS as UNWRAP_OPTIONS
 from pgcdc.transforms.unwrap import REMOVED, ExtractNewRecordState
 
@@ -56,13 +58,14 @@ TRANSFORMS: dict[str, tuple[Factory, tuple[str, ...]]] = {
     K + "MaskField$Key": (kf.mask_field(True), ("fields", "replacement")),
     K + "MaskField$Value": (kf.mask_field(False), ("fields", "replacement")),
     K + "ValueToKey": (kf.value_to_key, ("fields", *_SIDE_OPTS)),
+    D + "ByLogicalTableRouter": (lambda where, opts, ctx: ByLogicalTableRouter(where, opts), ROUTER_OPTIONS),
 }
 
 NOT_YET = (
     *(K + n + s for n in ("Cast", "Flatten", "HeaderFrom", "SetSchemaMetadata", "TimestampConverter")
       for s in ("$Key", "$Value")),
     K + "TimestampRouter",
-    D + "ExtractChangedRecordState", D + "outbox.EventRouter", D + "ByLogicalTableRouter",
+    D + "ExtractChangedRecordState", D + "outbox.EventRouter",
     D + "partitions.PartitionRouting", D + "HeaderToValue", D + "TimezoneConverter",
 )
 SCRIPTING = (D + "Filter", D + "ContentBasedRouter")

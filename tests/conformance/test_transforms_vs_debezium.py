@@ -4,16 +4,22 @@ partition, key, value and headers."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pgcdc.local import PostgresCluster
-from tests.conformance.compare import compare
-from tests.conformance.test_debezium_streaming import run_both
+from pgcdc.sink import Headers
+from pgcdc.sink.file import FileSink
+from tests.conformance.compare import compare, load
+from tests.conformance.oracle import start_oracle, stop_oracle
+from tests.conformance.test_debezium_streaming import lines, slot_active
+from tests.harness import Running, make_config, wait_for
 
 U = "io.debezium.transforms.ExtractNewRecordState"
 K = "org.apache.kafka.connect.transforms."
@@ -92,12 +98,88 @@ SCENARIOS: dict[str, dict[str, str]] = {
         "transforms.mask.type": K + "MaskField$Value", "transforms.mask.fields": "v,d,w",
         "transforms.key.type": K + "ValueToKey", "transforms.key.fields": "id,__deleted",
         "transforms.key.predicate": "tables"},
+    "logical_table_router": {
+        "provide.transaction.metadata": "true",
+        "transforms": "logical", "transforms.logical.type": "io.debezium.transforms.ByLogicalTableRouter",
+        "transforms.logical.topic.regex": r"dbserver1\.(public)\.(t|u)",
+        "transforms.logical.topic.replacement": "dbserver1.$1.all_tables"},
+    "logical_table_router_key_regex": {
+        "transforms": "unwrap,logical", **unwrap(), "transforms.logical.type":
+        "io.debezium.transforms.ByLogicalTableRouter", "transforms.logical.topic.regex": r"(.*)\.public\.(.*)",
+        "transforms.logical.topic.replacement": "$1.merged", "transforms.logical.key.field.regex": r".*\.(.*)",
+        "transforms.logical.key.field.replacement": "table_$1", "transforms.logical.key.field.name": "src"},
     "mask_replacement_envelope": {
         "transforms": "mask", "transforms.mask.type": K + "MaskField$Key", "transforms.mask.fields": "id",
         "transforms.mask.replacement": "-1", "predicates": "tables",
         "predicates.tables.type": P + "TopicNameMatches", "predicates.tables.pattern": r"dbserver1\.public\..*",
         "transforms.mask.predicate": "tables"},
 }
+
+
+class RawSink:
+    """Records the untransformed records as the bytes pgcdc produced (key, value and headers as JSON text), the
+    input the unit tests replay through the same chain (tests/unit/test_transforms_recorded.py)."""
+
+    def __init__(self, path: Path) -> None:
+        self.out = open(path, "w")
+
+    def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Headers | None = None,
+             partition: int | None = None) -> None:
+        text = (lambda b: None if b is None else b.decode())  # noqa: E731
+        self.out.write(json.dumps({"topic": topic, "partition": partition, "key": text(key), "value": text(value),
+                                   "headers": [[n, v.decode()] for n, v in headers or ()]}) + "\n")
+
+    def flush(self) -> None:
+        self.out.flush()
+
+    def close(self) -> None:
+        self.out.close()
+
+
+def run_recorded(pg: PostgresCluster, dbname: str, tmp_path: Path, setup: str, props: dict[str, str],
+                 workload: list[str], label: str, snapshot: bool = False
+                 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """tests.conformance.test_debezium_streaming.run_both, plus (with PGCDC_RECORD_TRANSFORMS=1) a second pgcdc
+    without transforms on its own slot, reading the same WAL: its records are the chain's recorded input."""
+    record = bool(os.environ.get("PGCDC_RECORD_TRANSFORMS")) and "key.converter.schemas.enable" not in props
+    pg.execute(setup, dbname)
+    theirs_path, ours_path = tmp_path / "debezium.jsonl", tmp_path / "pgcdc.jsonl"
+    common = {"topic.prefix": "dbserver1", "snapshot.mode": "initial" if snapshot else "no_data", **props}
+    oracle = start_oracle({"name": "oracle", "config": {
+        **pg.connection_properties(dbname), **common, "slot.name": f"dbz_{dbname}",
+        "publication.name": f"dbzpub_{dbname}"}}, theirs_path)
+    try:
+        wait_for(lambda: slot_active(pg, f"dbz_{dbname}") or oracle.poll() is not None, 120, "Debezium to stream")
+        assert oracle.poll() is None, (tmp_path / "debezium.jvm.log").read_text()[-3000:]
+        config = make_config(pg, dbname, **{**common, "name": "pgcdc", "slot.name": f"pgcdc_{dbname}",
+                                            "publication.name": f"pgcdcpub_{dbname}"})
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(Running(config, sink=FileSink(str(ours_path))))
+            if record:
+                raw = {k: v for k, v in common.items()
+                       if not k.startswith(("transforms", "predicates", "errors."))}
+                stack.enter_context(Running(make_config(pg, dbname, **{
+                    **raw, "name": "raw", "slot.name": f"raw_{dbname}", "publication.name": f"pgcdcpub_{dbname}"}),
+                    sink=RawSink(tmp_path / "input.jsonl")))
+            for stmt in workload:
+                pg.execute(stmt, dbname)
+            last, stable_since = -1, time.monotonic()
+            deadline = time.monotonic() + 90
+            while time.monotonic() < deadline:
+                n = lines(theirs_path)
+                if n != last:
+                    last, stable_since = n, time.monotonic()
+                elif n and time.monotonic() - stable_since > 4 and lines(ours_path) >= n:
+                    break
+                time.sleep(0.2)
+    finally:
+        stop_oracle(oracle, theirs_path)
+    if record:
+        DATA.mkdir(parents=True, exist_ok=True)
+        (DATA / f"{label}.input.jsonl").write_text((tmp_path / "input.jsonl").read_text())
+        (DATA / f"{label}.debezium.jsonl").write_text(theirs_path.read_text())
+        (DATA / f"{label}.props.json").write_text(json.dumps(props, indent=1) + "\n")
+    return load(ours_path), load(theirs_path)
 
 
 def _mask_nested_times(value: Any) -> None:
@@ -120,9 +202,6 @@ def assert_same_records(label: str, ours: list[dict[str, Any]], theirs: list[dic
     problems += [f"record {i}: partition {a.get('partition')!r} != {b.get('partition')!r}"
                  for i, (a, b) in enumerate(zip(ours, theirs)) if a.get("partition") != b.get("partition")]
     print(f"{label}: {len(theirs)} Debezium records, {len(ours)} pgcdc records, {len(problems)} differences")
-    if os.environ.get("PGCDC_RECORD_TRANSFORMS"):
-        DATA.mkdir(parents=True, exist_ok=True)
-        (DATA / f"{label}.debezium.jsonl").write_text("".join(json.dumps(r) + "\n" for r in theirs))
     assert theirs, "Debezium emitted nothing"
     assert not problems, "\n".join(problems[:40])
 
@@ -134,7 +213,7 @@ def test_transforms_streaming_match_debezium(pg: PostgresCluster, dbname: str, t
     # Debezium writes BEGIN/END for a transaction whose only change is a skipped truncate; pgcdc does not (an
     # envelope difference outside the transforms): those scenarios leave the truncate out.
     workload = [w for w in WORKLOAD if not (w.startswith("TRUNCATE") and "provide.transaction.metadata" in props)]
-    ours, theirs = run_both(pg, dbname, tmp_path, SETUP, props, workload)
+    ours, theirs = run_recorded(pg, dbname, tmp_path, SETUP, props, workload, scenario)
     assert_same_records(scenario, ours, theirs)
 
 
@@ -144,5 +223,6 @@ def test_transforms_snapshot_match_debezium(pg: PostgresCluster, dbname: str, tm
              "transforms.unwrap.add.fields": "op,table", "transforms.unwrap.add.headers": "op",
              "transforms.route.type": K + "RegexRouter", "transforms.route.regex": r"(.*)\.public\.(.*)",
              "transforms.route.replacement": "$2-from-$1"}
-    ours, theirs = run_both(pg, dbname, tmp_path, setup, props, ["INSERT INTO u VALUES (6, 'z')"], snapshot=True)
+    ours, theirs = run_recorded(pg, dbname, tmp_path, setup, props, ["INSERT INTO u VALUES (6, 'z')"],
+                                "snapshot_unwrap_rewrite_route", snapshot=True)
     assert_same_records("snapshot_unwrap_rewrite_route", ours, theirs, snapshot=True)
