@@ -3,7 +3,8 @@
 A record's schema is the same object for every event of a table version: decoding finds it by the bytes before
 the payload (the envelope writes them from one precomputed prefix per table), so only the payload is parsed per
 record, and transforms can cache their work per schema object. Doubles keep Java's text (`1.0E20`): orjson reads
-them as floats, which are written back through pgtypes' Java formatting.
+them as floats, and encoding writes the floats of the output's schema back in Java's form (only what is written
+is walked: an unwrapped row, not the envelope it came from).
 """
 
 from __future__ import annotations
@@ -70,28 +71,35 @@ class Codec:
 
     def __init__(self) -> None:
         # Schemas by the length of their JSON: a record's bytes are compared in place (startswith), not hashed.
-        self._known: dict[int, list[tuple[bytes, Schema, Fixer | None]]] = {}
+        self._known: dict[int, list[tuple[bytes, Schema]]] = {}
         self._schema_bytes: dict[int, tuple[Schema, bytes]] = {}
+        self._fixers: dict[int, tuple[Schema, Fixer | None]] = {}
 
     def decode(self, data: bytes | None) -> tuple[Schema | None, Any]:
         if data is None:
             return None, None
         i = data.find(_MARK)
         if i > 0:
-            for head, schema, fix in self._known.get(i, ()):
+            for head, schema in self._known.get(i, ()):
                 if data.startswith(head):
-                    payload = orjson.loads(memoryview(data)[i + len(_MARK):-1])
-                    return schema, (payload if fix is None else fix(payload))
+                    return schema, orjson.loads(memoryview(data)[i + len(_MARK):-1])
         full = orjson.loads(data)
         if not isinstance(full, dict) or "schema" not in full or "payload" not in full:
             return None, full  # schemaless JSON
         schema, payload = full["schema"], full["payload"]
-        fix = float_fixer(schema)
         head = _HEAD + jackson(orjson.dumps(schema))
         if i > 0 and data[:i] == head and len(self._schema_bytes) < 4096:
-            self._known.setdefault(i, []).append((head, schema, fix))
+            self._known.setdefault(i, []).append((head, schema))
             self._schema_bytes[id(schema)] = (schema, head[len(_HEAD):])
-        return schema, (payload if fix is None else fix(payload))
+        return schema, payload
+
+    def _fixer(self, schema: Schema) -> Fixer | None:
+        known = self._fixers.get(id(schema))
+        if known is None or known[0] is not schema:
+            known = (schema, float_fixer(schema))
+            if len(self._fixers) < 16384:  # the schema object is kept, so its id is not reused
+                self._fixers[id(schema)] = known
+        return known[1]
 
     def schema_json(self, schema: Schema) -> bytes:
         known = self._schema_bytes.get(id(schema))
@@ -106,6 +114,10 @@ class Codec:
         # JsonConverter.fromConnectData: no schema and no value is a null record (a tombstone).
         if schema is None and value is None:
             return None
+        if schema is not None and value is not None:
+            fix = self._fixer(schema)
+            if fix is not None:
+                value = fix(value)
         body = dumps(value)
         if not with_schema:
             return body

@@ -120,6 +120,8 @@ class ExtractNewRecordState:
         # Debezium gives a delete and its tombstone one shared headers object, and this transform adds its
         # headers to that object in place: the tombstone after a delete carries the delete's added headers too.
         self._delete_headers: tuple[str, Any, tuple[Header, ...]] | None = None
+        self._fast = not self.headers and self.route is None and self.drop_header is None
+        self._plans: dict[int, tuple[Schema, bool, Schema | None, list[FieldRef]]] = {}
         self._cache: dict[tuple[int, str, str], tuple[Schema, Any]] = {}
 
     # -- headers ------------------------------------------------------------------------------------------
@@ -148,8 +150,36 @@ class ExtractNewRecordState:
         return hit[1]
 
     # -- the transform --------------------------------------------------------------------------------------
+    def _plan(self, vs: Schema) -> tuple[Schema, bool, Schema | None, list[FieldRef]]:
+        """Per envelope schema: is it one, and an insert's or update's output schema and the fields to add."""
+        valid = isinstance(vs.get("name"), str) and vs["name"].endswith(".Envelope") and vs.get("type") == "struct"
+        if not valid:
+            plan: tuple[Schema, bool, Schema | None, list[FieldRef]] = (vs, False, None, [])
+        else:
+            sch = self._after_schema(vs)
+            if self.rewrite:
+                sch, _ = self._deleted(sch, {}, "false")
+            kept = [(ref, s) for ref in self.fields if (s := ref.schema(vs)) is not None]
+            out = S.copy_basics(sch, [*S.fields(sch), *(S.as_field(ref.new, s) for ref, s in kept)])
+            plan = (vs, True, out, [ref for ref, _ in kept])
+        self._plans[id(vs)] = plan
+        return plan
+
     def __call__(self, r: Record) -> Record | None:
         vs = r.value_schema
+        if self._fast and vs is not None and type(r.value) is dict:
+            # Inserts and updates without headers, routing or dropped fields: one cached plan per table version.
+            plan = self._plans.get(id(vs))
+            if plan is None or plan[0] is not vs:
+                plan = self._plan(vs)
+            after = r.value.get("after")
+            if plan[1] and after is not None:
+                env = r.value
+                if self.rewrite:
+                    after = {**after, "__deleted": "false"}
+                if plan[3]:
+                    after = {**after, **{ref.new: ref.value(vs, env) for ref in plan[3]}}
+                return r.new(value_schema=plan[2], value=after)
         tombstone = r.value is None
         valid = vs is not None and isinstance(vs.get("name"), str) and vs["name"].endswith(".Envelope") \
             and isinstance(r.value, dict)
@@ -235,10 +265,10 @@ class ExtractNewRecordState:
             return (S.copy_basics(r.value_schema, [*S.fields(r.value_schema),  # type: ignore[arg-type]
                                                    *(S.as_field(ref.new, s) for ref, s in kept)]),
                     [ref for ref, _ in kept])
-        sch, refs = self._cached(r.value_schema, "add", f"{id(env_schema)}:{op}", make)
-        value = dict(r.value)
-        for ref in refs:
-            value[ref.new] = ref.value(env_schema, env)
+        sch, refs = self._cached(r.value_schema, "add", str(id(env_schema)), make)
+        value = r.value
+        if refs:
+            value = {**value, **{ref.new: ref.value(env_schema, env) for ref in refs}}
         return r.new(value_schema=sch, value=value)
 
     def _drop_fields(self, r: Record) -> Record:
