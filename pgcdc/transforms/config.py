@@ -49,10 +49,8 @@ TRANSFORMS: dict[str, tuple[Factory, tuple[str, ...]]] = {
     K + "ExtractField$Value": (kc.extract_field(False), ("field", "field.syntax.version", *_SIDE_OPTS)),
     K + "HoistField$Key": (kc.hoist_field(True), ("field",)),
     K + "HoistField$Value": (kc.hoist_field(False), ("field",)),
-    K + "ReplaceField$Key": (kc.replace_field(True), ("exclude", "include", "renames", "blacklist", "whitelist",
-                                                      *_SIDE_OPTS)),
-    K + "ReplaceField$Value": (kc.replace_field(False), ("exclude", "include", "renames", "blacklist", "whitelist",
-                                                         *_SIDE_OPTS)),
+    K + "ReplaceField$Key": (kc.replace_field(True), ("exclude", "include", "renames", *_SIDE_OPTS)),
+    K + "ReplaceField$Value": (kc.replace_field(False), ("exclude", "include", "renames", *_SIDE_OPTS)),
     K + "InsertField$Key": (kf.insert_field(True), _INSERT_OPTS),
     K + "InsertField$Value": (kf.insert_field(False), _INSERT_OPTS),
     K + "MaskField$Key": (kf.mask_field(True), ("fields", "replacement")),
@@ -169,6 +167,9 @@ def build_chain(props: Mapping[str, str], header_schemas: bool = True) -> Chain 
         if type_ in TRANSFORMS:
             factory, accepted = TRANSFORMS[type_]
             for opt in opts:
+                if opt in ("blacklist", "whitelist") and "ReplaceField" in type_:
+                    raise ConfigError(f"{where}.{opt}: removed in Kafka Connect 4.0 (which ignores it); use "
+                                      f"{'exclude' if opt == 'blacklist' else 'include'}")
                 if opt not in accepted:
                     raise ConfigError(f"{where}.{opt}: unknown option for {type_.rsplit('.', 1)[1]} "
                                       f"(accepted: {', '.join(accepted) or 'none'})")

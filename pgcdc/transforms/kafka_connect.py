@@ -154,8 +154,8 @@ def hoist_field(key: bool) -> Callable[[str, Mapping[str, str], Any], Transform]
 
 def replace_field(key: bool) -> Callable[[str, Mapping[str, str], Any], Transform]:
     def make(where: str, opts: Mapping[str, str], ctx: Any) -> Transform:
-        exclude = set(_list(opts.get("exclude", opts.get("blacklist", ""))))
-        include = set(_list(opts.get("include", opts.get("whitelist", ""))))
+        exclude = set(_list(opts.get("exclude", "")))
+        include = set(_list(opts.get("include", "")))
         renames: dict[str, str] = {}
         for pair in _list(opts.get("renames", "")):
             old, sep, new = pair.partition(":")

@@ -34,6 +34,11 @@ def as_field(name: str, schema: Schema) -> Schema:
 def copy_basics(schema: Schema, fields_: list[Schema]) -> Schema:
     """SchemaUtil.copySchemaBasics(schema, SchemaBuilder.struct()) plus fields: name, version, doc and parameters
     are kept; optional and default are not (the builder's own defaults: required, no default)."""
+    seen: set[str] = set()
+    for f in fields_:
+        if f["field"] in seen:  # SchemaBuilder.field refuses a second field of a name
+            raise ValueError(f"Cannot create field because of field name duplication {f['field']}")
+        seen.add(f["field"])
     out: dict[str, Any] = {"type": "struct", "fields": fields_, "optional": False}
     for k in ("name", "version", "doc", "parameters"):
         if k in schema:

@@ -27,7 +27,9 @@ P = K + "predicates."
 DATA = Path(__file__).resolve().parents[1] / "data" / "transforms"
 
 SETUP = ("CREATE TABLE t (id int PRIMARY KEY, v text, d double precision, n int);"
-         "CREATE TABLE u (id int PRIMARY KEY, w text); ALTER TABLE t REPLICA IDENTITY FULL")
+         "CREATE TABLE u (id int PRIMARY KEY, w text); ALTER TABLE t REPLICA IDENTITY FULL;"
+         "CREATE TABLE m (id int PRIMARY KEY, b bool, s smallint, big bigint, r real, n numeric(5,0), dt date,"
+         " ts timestamp, j jsonb, a int[])")
 WORKLOAD = [
     "INSERT INTO t VALUES (1, 'one', 1.5, NULL), (2, 'two', 1e20, 7); INSERT INTO u VALUES (1, 'x')",
     "UPDATE t SET v = 'uno', d = 0.1 WHERE id = 1",
@@ -35,6 +37,8 @@ WORKLOAD = [
     "DELETE FROM t WHERE id = 1; DELETE FROM u",
     "TRUNCATE u",
     "SELECT pg_logical_emit_message(true, 'note', 'hello')",
+    "INSERT INTO m VALUES (1, true, 7, 9000000000, 1.25, 42, '2024-02-29', '2024-02-29 12:34:56.789', '{\"k\": 1}',"
+    " '{1,2}'), (2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL); UPDATE m SET s = 8 WHERE id = 1",
 ]
 
 
@@ -94,7 +98,7 @@ SCENARIOS: dict[str, dict[str, str]] = {
         "transforms.unwrap.delete.tombstone.handling.mode": "rewrite",
         "transforms.insert.type": K + "InsertField$Value", "transforms.insert.topic.field": "topic",
         "transforms.insert.static.field": "origin!", "transforms.insert.static.value": "pg",
-        "transforms.insert.partition.field": "part", "transforms.insert.timestamp.field": "ts",
+        "transforms.insert.partition.field": "part", "transforms.insert.timestamp.field": "ts_inserted",
         "transforms.mask.type": K + "MaskField$Value", "transforms.mask.fields": "v,d,w",
         "transforms.key.type": K + "ValueToKey", "transforms.key.fields": "id,__deleted",
         "transforms.key.predicate": "tables"},
@@ -108,6 +112,29 @@ SCENARIOS: dict[str, dict[str, str]] = {
         "io.debezium.transforms.ByLogicalTableRouter", "transforms.logical.topic.regex": r"(.*)\.public\.(.*)",
         "transforms.logical.topic.replacement": "$1.merged", "transforms.logical.key.field.regex": r".*\.(.*)",
         "transforms.logical.key.field.replacement": "table_$1", "transforms.logical.key.field.name": "src"},
+    "mask_every_type_insert_key": {
+        "predicates": "m", "predicates.m.type": P + "TopicNameMatches", "predicates.m.pattern": r".*\.m",
+        "transforms": "unwrap,mask,ikey", **unwrap(), "transforms.mask.type": K + "MaskField$Value",
+        "transforms.mask.fields": "b,s,big,r,n,dt,ts,j,a", "transforms.mask.predicate": "m",
+        "transforms.ikey.type": K + "InsertField$Key", "transforms.ikey.static.field": "origin",
+        "transforms.ikey.static.value": "pg", "transforms.ikey.topic.field": "topic!"},
+    "replace_include_exclude_key": {
+        "transforms": "unwrap,keyfields,valuefields", **unwrap(),
+        "transforms.keyfields.type": K + "ReplaceField$Key", "transforms.keyfields.renames": "id:key_id",
+        "transforms.keyfields.include": "id",
+        "transforms.valuefields.type": K + "ReplaceField$Value", "transforms.valuefields.exclude": "d,w",
+        "transforms.valuefields.renames": "id:row_id,v:value"},
+    "hoist_key_extract_value_envelope": {
+        "transforms": "hoist,after", "transforms.hoist.type": K + "HoistField$Key",
+        "transforms.hoist.field": "k", "transforms.after.type": K + "ExtractField$Value",
+        "transforms.after.field": "after", "transforms.after.predicate": "tables",
+        "predicates": "tables", "predicates.tables.type": P + "TopicNameMatches",
+        "predicates.tables.pattern": r"dbserver1\.public\..*"},
+    "header_key_negate": {
+        "predicates": "newkey", "predicates.newkey.type": P + "HasHeaderKey",
+        "predicates.newkey.name": "__debezium.newkey",
+        "transforms": "drop", "transforms.drop.type": K + "Filter", "transforms.drop.predicate": "newkey",
+        "transforms.drop.negate": "true"},
     "mask_replacement_envelope": {
         "transforms": "mask", "transforms.mask.type": K + "MaskField$Key", "transforms.mask.fields": "id",
         "transforms.mask.replacement": "-1", "predicates": "tables",

@@ -97,6 +97,8 @@ def test_env_overrides_ignore_tool_variables() -> None:
     ({"predicates": "p", "predicates.p.type": "x.Y"}, "predicates.p.type: unknown predicate 'x.Y'"),
     ({"transforms.b.type": "x"}, "transforms.b.type: transform 'b' is not listed in transforms"),
     ({"errors.tolerance": "some"}, "errors.tolerance: expected none or all"),
+    ({"transforms": "r", "transforms.r.type": "org.apache.kafka.connect.transforms.ReplaceField$Value",
+      "transforms.r.blacklist": "a"}, "transforms.r.blacklist: removed in Kafka Connect 4.0 (which ignores it); use"),
     ({"transforms": "a", "transforms.a.type": "no_such_module:f"},
      "transforms.a.type: cannot load the Python callable 'no_such_module:f'"),
     ({"value.converter": "io.confluent.connect.avro.AvroConverter"}, "value.converter: only"),

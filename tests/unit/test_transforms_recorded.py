@@ -146,3 +146,13 @@ def test_config_error_names_alias_and_option() -> None:
                                           r"ExtractNewRecordState \(accepted: delete.tombstone.handling.mode"):
         build_chain({"transforms": "u", "transforms.u.type": "io.debezium.transforms.ExtractNewRecordState",
                      "transforms.u.route.by.fields": "x"})
+
+
+def test_a_field_added_twice_fails_the_record_as_schemabuilder_does() -> None:
+    # SchemaBuilder.field refuses a second field of a name; a Debezium run whose InsertField timestamp.field
+    # named an existing column stopped.
+    with pytest.raises(TransformError, match="Cannot create field because of field name duplication id"):
+        replay("unwrap_default", {"transforms": "u,i", "transforms.u.type": "io.debezium.transforms."
+                                  "ExtractNewRecordState", "transforms.i.type":
+                                  "org.apache.kafka.connect.transforms.InsertField$Value",
+                                  "transforms.i.static.field": "id", "transforms.i.static.value": "x"})
