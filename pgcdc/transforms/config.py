@@ -56,11 +56,14 @@ TRANSFORMS: dict[str, tuple[Factory, tuple[str, ...]]] = {
     K + "MaskField$Key": (kf.mask_field(True), ("fields", "replacement")),
     K + "MaskField$Value": (kf.mask_field(False), ("fields", "replacement")),
     K + "ValueToKey": (kf.value_to_key, ("fields", *_SIDE_OPTS)),
+    K + "SetSchemaMetadata$Key": (kc.set_schema_metadata(True), ("schema.name", "schema.version", *_SIDE_OPTS)),
+    K + "SetSchemaMetadata$Value": (kc.set_schema_metadata(False), ("schema.name", "schema.version",
+                                                                    *_SIDE_OPTS)),
     D + "ByLogicalTableRouter": (lambda where, opts, ctx: ByLogicalTableRouter(where, opts), ROUTER_OPTIONS),
 }
 
 NOT_YET = (
-    *(K + n + s for n in ("Cast", "Flatten", "HeaderFrom", "SetSchemaMetadata", "TimestampConverter")
+    *(K + n + s for n in ("Cast", "Flatten", "HeaderFrom", "TimestampConverter")
       for s in ("$Key", "$Value")),
     K + "TimestampRouter",
     D + "ExtractChangedRecordState", D + "outbox.EventRouter",

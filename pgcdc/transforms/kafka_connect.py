@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pgcdc.envelope.connect import ordered
 from pgcdc.errors import ConfigError
 from pgcdc.transforms import Record, Schema, Transform
 from pgcdc.transforms import schema as S
@@ -180,5 +181,38 @@ def replace_field(key: bool) -> Callable[[str, Mapping[str, str], Any], Transfor
                         if keep(f["field"])]
                 hit = cache[id(schema)] = (schema, S.copy_basics(schema, kept))
             return side.set(r, hit[1], {renames.get(k, k): v for k, v in value.items() if keep(k)})
+        return apply
+    return make
+
+
+def set_schema_metadata(key: bool) -> Callable[[str, Mapping[str, str], Any], Transform]:
+    def make(where: str, opts: Mapping[str, str], ctx: Any) -> Transform:
+        name = opts.get("schema.name")
+        version: int | None = None
+        if opts.get("schema.version") is not None:
+            try:
+                version = int(opts["schema.version"])
+            except ValueError:
+                raise ConfigError(f"{where}.schema.version: expected an integer "
+                                  f"(got {opts['schema.version']!r})") from None
+        side = _Side(key)
+        cache: dict[int, tuple[Schema, Schema]] = {}
+
+        def apply(r: Record) -> Record:
+            schema, value = side.get(r)
+            if schema is None:
+                if value is None:
+                    return r
+                raise ValueError("Schema required for [updating schema metadata]")
+            hit = cache.get(id(schema))
+            if hit is None or hit[0] is not schema:
+                # new ConnectSchema(...): every member kept but the name and version given.
+                out = dict(schema)
+                if name is not None:
+                    out["name"] = name
+                if version is not None:
+                    out["version"] = version
+                hit = cache[id(schema)] = (schema, ordered(out))
+            return side.set(r, hit[1], value)
         return apply
     return make

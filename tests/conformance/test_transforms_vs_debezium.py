@@ -135,6 +135,11 @@ SCENARIOS: dict[str, dict[str, str]] = {
         "predicates.newkey.name": "__debezium.newkey",
         "transforms": "drop", "transforms.drop.type": K + "Filter", "transforms.drop.predicate": "newkey",
         "transforms.drop.negate": "true"},
+    "set_schema_metadata": {
+        "transforms": "unwrap,names,keyver", **unwrap(), "transforms.unwrap.delete.tombstone.handling.mode":
+        "tombstone", "transforms.names.type": K + "SetSchemaMetadata$Value",
+        "transforms.names.schema.name": "com.example.Row", "transforms.names.schema.version": "3",
+        "transforms.keyver.type": K + "SetSchemaMetadata$Key", "transforms.keyver.schema.version": "2"},
     "mask_replacement_envelope": {
         "transforms": "mask", "transforms.mask.type": K + "MaskField$Key", "transforms.mask.fields": "id",
         "transforms.mask.replacement": "-1", "predicates": "tables",

@@ -79,7 +79,7 @@ def test_recorded_chain_output_is_debeziums(scenario: str) -> None:
 
 
 def test_recordings_exist() -> None:
-    assert len(SCENARIOS) >= 14
+    assert len(SCENARIOS) >= 17
 
 
 def test_python_callable_transform_and_predicate_negate() -> None:
