@@ -176,6 +176,16 @@ def json_ts(record: dict[str, Any]) -> int:
     return int(payload["ts_ms"])
 
 
+# --transforms: single message transform chains measured against the untransformed run of the same workload.
+CHAINS = {
+    "unwrap": {"transforms": "unwrap", "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState"},
+    "unwrap+route": {
+        "transforms": "unwrap,route", "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState",
+        "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+        "transforms.route.regex": r"bench\.public\.(.*)", "transforms.route.replacement": "cdc_$1"},
+}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=200_000)
@@ -190,10 +200,17 @@ def main() -> None:
     ap.add_argument("--no-ceiling", action="store_true", help="skip pg_recvlogical (profiling runs)")
     ap.add_argument("--set", action="append", default=[], metavar="PROPERTY=VALUE",
                     help="an extra connector property for pgcdc, e.g. kafka.compression.type=none (repeatable)")
+    ap.add_argument("--transforms", default="", metavar="CHAIN,...",
+                    help=f"also run pgcdc with these transform chains ({', '.join(CHAINS)}), each on its own slot, "
+                         "and print its rate against the untransformed run")
     ap.add_argument("--cpu", action="store_true",
                     help="after each line, CPU-seconds of pgcdc (Python, C threads), the broker and PostgreSQL")
     args = ap.parse_args()
     extra = dict(item.split("=", 1) for item in args.set)
+    chains = [c for c in args.transforms.split(",") if c]
+    for c in chains:
+        if c not in CHAINS:
+            raise SystemExit(f"--transforms: unknown chain {c!r} (known: {', '.join(CHAINS)})")
     debezium = args.debezium == "yes" or (args.debezium == "auto" and debezium_available())
     print(f"{'workload':10} {'rows':>8} {'pgcdc/s':>10} {'ceiling/s':>10} {'ratio':>6} {'peak_rss_mb':>11}"
           + (f" {'debezium/s':>10} {'x_debezium':>10}" if debezium else ""), flush=True)
@@ -204,7 +221,7 @@ def main() -> None:
             db = pg.create_database(f"bench_{name}")
             pg.execute(w.ddl + f"; CREATE PUBLICATION pub_{name} FOR ALL TABLES", db)
             with psycopg.connect(pg.dsn(db), replication="database", autocommit=True) as repl:
-                for s in ("ceiling", "pgcdc", "dbz"):
+                for s in ("ceiling", "pgcdc", "dbz", *(f"smt{i}" for i in range(len(chains)))):
                     repl.execute(f"CREATE_REPLICATION_SLOT {s}_{name} LOGICAL pgoutput NOEXPORT_SNAPSHOT")
             end = write_workload(pg, db, w, rows, w.per_txn or args.per_txn)
             ceiling_s = float("nan") if args.no_ceiling else run_recvlogical(
@@ -224,6 +241,11 @@ def main() -> None:
             print(line, flush=True)
             if meter is not None:
                 print(f"{'':10} {meter.line(events)}", flush=True)
+            for i, chain in enumerate(chains):
+                smt_s, _ = run_pgcdc(pg, broker, db, f"smt{i}_{name}", f"pub_{name}", end, args.sink, None,
+                                     {**extra, **CHAINS[chain]})
+                print(f"{'':10} transforms={chain}: {rows / smt_s:10.0f}/s, {pgcdc_s / smt_s:5.2f}x the "
+                      "untransformed rate", flush=True)
             pg.execute(f"SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
                        f"WHERE database = 'bench_{name}'")
 

@@ -24,6 +24,9 @@ from pgcdc.config_sources import (ENV_PREFIX, RESERVED_ENV, RESERVED_ENV_PREFIXE
 from pgcdc.errors import ConfigError
 from pgcdc.properties import ACCEPTED_NOT_IMPLEMENTED, ACCEPTED_PREFIXES
 
+# Read by pgcdc/transforms/config.py: how a transform failing on a record is handled.
+TRANSFORM_ERRORS = ("errors.tolerance", "errors.log.enable", "errors.log.include.messages")
+
 # Re-exported: the tests and tools read property sources through this module.
 __all__ = ["ENV_PREFIX", "RESERVED_ENV", "RESERVED_ENV_PREFIXES", "ConnectorConfig", "build_config",
            "env_overrides", "load_config", "parse_properties", "read_config_file"]
@@ -155,6 +158,8 @@ class ConnectorConfig(BaseModel):
     """Regexes of `<schema>.<table>.<column>` to leave out of the events."""
     # column.mask.with.N.chars, column.mask.hash[.v2].<alg>.with.salt.<salt>, column.truncate.to.N.chars
     column_rules: dict[str, str] = Field(default_factory=dict)
+    # transforms, transforms.*, predicates, predicates.*, errors.tolerance/log.*: pgcdc/transforms/config.py
+    transform_props: dict[str, str] = Field(default_factory=dict)
     message_prefix_include_list: tuple[str, ...] = Field((), alias="message.prefix.include.list")
     """Regexes of logical-decoding message prefixes to emit (all others are dropped)."""
     message_prefix_exclude_list: tuple[str, ...] = Field((), alias="message.prefix.exclude.list")
@@ -428,6 +433,12 @@ class ConnectorConfig(BaseModel):
         return not self.snapshot_include_collection_list or any(
             re.fullmatch(p, full) for p in self.snapshot_include_collection_list)
 
+    def transform_chain(self) -> Any:
+        """The configured single message transforms (pgcdc.transforms.chain.Chain), or None."""
+        from pgcdc.transforms.config import build_chain
+
+        return build_chain(self.transform_props, self.key_converter_schemas_enable)
+
     def libpq_params(self, replication: bool = False) -> dict[str, Any]:
         return client_settings.libpq_params(self, replication)
 
@@ -441,6 +452,7 @@ def build_config(props: Mapping[str, str]) -> ConnectorConfig:
     kafka: dict[str, str] = {}
     statements: dict[str, str] = {}
     column_rules: dict[str, str] = {}
+    transform_props: dict[str, str] = {}
     ignored: list[str] = []
     aliases = {f.alias: name for name, f in ConnectorConfig.model_fields.items() if f.alias}
     if props.get("database.password.file"):
@@ -456,8 +468,9 @@ def build_config(props: Mapping[str, str]) -> ConnectorConfig:
             statements[key[len(SELECT_OVERRIDE_PREFIX):]] = value
         elif key.startswith(PASSTHROUGH_PREFIXES):
             kafka[key.split(".", 1)[1] if not key.startswith("producer.override.") else key[18:]] = value
-        elif key in ("transforms",) or key.startswith("transforms."):
-            raise ConfigError(f"{key}: single message transforms are not supported; pgcdc emits the raw envelope")
+        elif key in ("transforms", "predicates") or key.startswith(("transforms.", "predicates.")) \
+                or key in TRANSFORM_ERRORS:
+            transform_props[key] = value
         elif key in ACCEPTED_NOT_IMPLEMENTED or key.startswith(ACCEPTED_PREFIXES):
             ignored.append(key)
         elif key == "database.server.name":
@@ -470,12 +483,13 @@ def build_config(props: Mapping[str, str]) -> ConnectorConfig:
     fields["kafka"] = kafka
     fields["snapshot_select_statements"] = statements
     fields["column_rules"] = column_rules
+    fields["transform_props"] = transform_props
     for a, b in (("column.include.list", "column.exclude.list"),
                  ("message.prefix.include.list", "message.prefix.exclude.list")):
         if fields.get(a) and fields.get(b):
             raise ConfigError(f"{a} and {b} cannot both be set")
     try:
-        return ConnectorConfig.model_validate(fields)
+        config = ConnectorConfig.model_validate(fields)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(x) for x in err["loc"]) or "config"
@@ -484,6 +498,8 @@ def build_config(props: Mapping[str, str]) -> ConnectorConfig:
             raise ConfigError(f"{loc}: required property is missing") from None
         shown = "" if "password" in loc else f" (got {err.get('input')!r})" if err["type"] != "value_error" else ""
         raise ConfigError(f"{loc}: {msg}{shown}") from None
+    config.transform_chain()  # every transforms/predicates problem is reported here, before anything starts
+    return config
 
 
 def load_config(path: str | Path | None, environ: Mapping[str, str] | None = None,

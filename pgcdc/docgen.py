@@ -126,8 +126,12 @@ def reference() -> str:
         out.append(f"| `{prefix}*` | yes | passed to the Kafka producer (librdkafka) with the prefix removed, "
                    "e.g. `" + prefix + "compression.type` |")
     out += [
-        "| `transforms`, `transforms.*` | refused | pgcdc writes the raw Debezium envelope; an ignored single "
-        "message transform would silently change the output |",
+        "| `transforms`, `transforms.<alias>.*`, `predicates`, `predicates.<name>.*` | partly | single message "
+        "transforms and predicates, read as Kafka Connect reads them; the transforms pgcdc has are listed under "
+        "Single message transforms below, any other type is refused by name |",
+        "| `errors.tolerance`, `errors.log.enable`, `errors.log.include.messages` | yes | a transform failing on a "
+        "record: `none` stops the connector with one line naming the alias, `all` skips the record (logged when "
+        "`errors.log.enable`) |",
         "| `database.server.name` | refused | replaced by `topic.prefix` in Debezium 2.0 |",
         "",
         "## Accepted, no effect",
@@ -154,8 +158,39 @@ def reference() -> str:
         "and left out of the configuration's printed form. `database.password.file` (environment: "
         "`PGCDC_DATABASE_PASSWORD_FILE`) reads the password from a file instead; see `docs/security.md`.",
         "",
+        *_transforms_section(),
     ]
     return "\n".join(out)
+
+
+def _transforms_section() -> list[str]:
+    from pgcdc.transforms.config import NOT_YET, SCRIPTING, TRANSFORMS
+    from pgcdc.transforms.predicates import PREDICATES
+
+    out = ["## Single message transforms", "",
+           "`transforms=<alias>,…` with `transforms.<alias>.type`, `transforms.<alias>.predicate`, "
+           "`transforms.<alias>.negate` and the transform's options, and `predicates=<name>,…` with "
+           "`predicates.<name>.type` and its options, are read as Kafka Connect reads them and applied in order to "
+           "every record (change events, tombstones, heartbeats, transaction metadata, logical-decoding messages), "
+           "in the snapshot and while streaming, with the output Debezium 3.6 produces (compared record by record "
+           "in `tests/conformance/test_transforms_vs_debezium.py`). An unknown type or option is refused with one "
+           "line naming the alias and the accepted values. `transforms.<alias>.type=module:function` applies a "
+           "Python callable taking and returning a `pgcdc.transforms.Record` (None drops it). A dropped or rerouted "
+           "record never changes the stored or confirmed position.", "",
+           "| type | options |", "| --- | --- |"]
+    for name, (_, opts) in TRANSFORMS.items():
+        out.append(f"| {name} | {', '.join(f'`{o}`' for o in opts) or '—'} |")
+    for name in PREDICATES:
+        out.append(f"| {name} (predicate) | {', '.join(f'`{o}`' for o in PREDICATES[name][1]) or '—'} |")
+    out += ["", "ExtractNewRecordState's `drop.tombstones`, `delete.handling.mode`, `add.source.fields` and "
+            "`operation.header` were removed in Debezium 3.x (which ignores them): pgcdc refuses them, naming the "
+            "replacement. `replace.null.with.default` is accepted: the envelope's JSON already carries what it "
+            "decides. InsertHeader's `value.literal` may be a string, boolean or integer (a literal Kafka Connect "
+            "would parse as a decimal, date, array or map is refused).", "",
+            "Refused as not supported yet: " + ", ".join(f"`{n}`" for n in NOT_YET) + ". "
+            "Scripting transforms (" + ", ".join(f"`{n}`" for n in SCRIPTING) + ") are refused, naming "
+            "Kafka Connect's Filter with a predicate or a Python callable as the alternative.", ""]
+    return out
 
 
 def main() -> None:

@@ -21,7 +21,7 @@ ACCEPTED_NOT_IMPLEMENTED: frozenset[str] = frozenset(
     database.sslfactory database.sslpassword
     max.queue.size max.queue.size.in.bytes max.batch.size poll.interval.ms
     event.processing.failure.handling.mode
-    errors.retry.timeout errors.retry.delay.max.ms errors.tolerance errors.log.enable errors.log.include.messages
+    errors.retry.timeout errors.retry.delay.max.ms
     errors.deadletterqueue.topic.name errors.deadletterqueue.context.headers.enable
     custom.metric.tags notification.enabled.channels notification.sink.topic.name
     topic.cache.size
@@ -30,7 +30,7 @@ ACCEPTED_NOT_IMPLEMENTED: frozenset[str] = frozenset(
     offset.flush.timeout.ms
     converters
     provide.transaction.metadata.enable post.processors
-    predicates publication.name.prefix replica.identity.autoset.values
+    publication.name.prefix replica.identity.autoset.values
     header.converter.schemas.enable schema.history.internal
     internal.key.converter internal.value.converter value.converter.replace.null.with.default
     """.split()
@@ -48,6 +48,5 @@ ACCEPTED_PREFIXES: tuple[str, ...] = (
     "value.converter.",
     "header.converter.",
     "custom.metric.",
-    "predicates.",
     "post.processors.",
 )

@@ -36,6 +36,7 @@ from pgcdc.metrics import Health, MetricsServer, SlotWatch
 from pgcdc.offsets import OffsetStore, make_offset_store
 from pgcdc.protocol import PgoutputDecoder
 from pgcdc.sink import Sink, make_sink
+from pgcdc.transforms.chain import TransformingSink
 from pgcdc.source import slot as slots
 from pgcdc.source.catalog import Catalog
 from pgcdc.source.connection import check_objects, check_server, connect, max_proto_version
@@ -60,6 +61,15 @@ class Connector:
 
     def __init__(self, config: ConnectorConfig, *, sink: Sink | None = None,
                  offsets: OffsetStore | None = None, stop_at_lsn: int | None = None) -> None:
+        # Single message transforms work on records with schemas: the envelope then always writes them, and the
+        # transforming sink writes what key/value.converter.schemas.enable ask for.
+        self._chain = config.transform_chain()
+        self._out_schemas = (config.key_converter_schemas_enable, config.value_converter_schemas_enable)
+        # One run id per process start, like Debezium's __debezium.context.runId (a UUIDv7).
+        self.context_headers = context_headers(config.topic_prefix, uuid7(), config.key_converter_schemas_enable)
+        if self._chain is not None:
+            config = config.model_copy(update={"key_converter_schemas_enable": True,
+                                               "value_converter_schemas_enable": True})
         self.config = config
         self.stop_at_lsn = stop_at_lsn  # stop once a transaction ending at or after this LSN is emitted
         self._sink = sink
@@ -79,8 +89,6 @@ class Connector:
         self.metrics_server: MetricsServer | None = None
         self._column_rules = ColumnRules.from_properties(config.column_include_list, config.column_exclude_list,
                                                          config.column_rules)
-        # One run id per process start, like Debezium's __debezium.context.runId (a UUIDv7).
-        self.context_headers = context_headers(config.topic_prefix, uuid7(), config.key_converter_schemas_enable)
 
     def stop(self) -> None:
         self._stop.set()
@@ -194,6 +202,10 @@ class Connector:
         self.sink = sink
         if self._sink is None:
             stack.callback(_close_quietly, sink)
+        if self._chain is not None:
+            sink = TransformingSink(sink, self._chain, key_schemas=self._out_schemas[0],
+                                    value_schemas=self._out_schemas[1])
+            self.sink = sink
         undo.publication = slots.ensure_publication(conn, c)
         existing = slots.find_slot(conn, c)
         if existing is not None and existing[1]:

@@ -33,7 +33,8 @@ def test_every_documented_property_is_accepted() -> None:
             "bootstrap.servers": "b:9092"}
     rows = [line.split("|")[1].strip().strip("`") for line in reference().splitlines()
             if line.startswith("| `") and "`*" not in line.split("|")[1] and "<" not in line.split("|")[1]]
-    refused = {"transforms`, `transforms.*", "database.server.name"}
+    refused = {"transforms`, `transforms.<alias>.*`, `predicates`, `predicates.<name>.*", "database.server.name",
+               "errors.tolerance`, `errors.log.enable`, `errors.log.include.messages"}
     for prop in rows:
         if prop in refused or prop in base or prop == "database.password.file":
             continue

@@ -1,0 +1,158 @@
+"""The transform chain replayed on recorded input: pgcdc's untransformed records of a conformance run, through
+the chain its configuration builds, give the records Debezium 3.6 produced in that run (recorded with
+PGCDC_RECORD_TRANSFORMS=1 by tests/conformance/test_transforms_vs_debezium.py; both read the same WAL)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from pgcdc.errors import ConfigError
+from pgcdc.sink import Headers
+from pgcdc.transforms import Record
+from pgcdc.transforms.chain import TransformError, TransformingSink
+from pgcdc.transforms.config import build_chain
+from tests.conformance.compare import Num, compare, load
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "transforms"
+SCENARIOS = sorted(p.name.removesuffix(".props.json") for p in DATA.glob("*.props.json"))
+SNAPSHOT_FIELDS = ("ts_ms", "ts_us", "ts_ns", "lsn", "sequence", "txId")
+
+
+class Lines:
+    """A sink keeping records in the file sink's shape, numbers as their text (as compare.load reads them)."""
+
+    def __init__(self) -> None:
+        self.records: list[dict[str, Any]] = []
+
+    def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Headers | None = None,
+             partition: int | None = None) -> None:
+        def parse(b: bytes | None) -> Any:
+            return None if b is None else json.loads(b, parse_float=Num, parse_int=Num)
+        self.records.append({"topic": topic, "partition": partition, "key": parse(key), "value": parse(value),
+                             "headers": [[n, parse(v)] for n, v in headers or ()]})
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def replay(scenario: str, props: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    props = props or json.loads((DATA / f"{scenario}.props.json").read_text())
+    chain = build_chain(props)
+    assert chain is not None
+    out = Lines()
+    sink = TransformingSink(out, chain)
+    for line in (DATA / f"{scenario}.input.jsonl").read_text().splitlines():
+        r = json.loads(line)
+        enc = (lambda t: None if t is None else t.encode())  # noqa: E731
+        sink.send(r["topic"], enc(r["key"]), enc(r["value"]), [(n, v.encode()) for n, v in r["headers"]],
+                  r["partition"])
+    return out.records
+
+
+def _mask_nested_times(value: Any) -> None:
+    if isinstance(value, dict):
+        if "op" in value:
+            for k in ("ts_ms", "ts_us", "ts_ns"):
+                if k in value:
+                    value[k] = "<masked>"
+        for v in value.values():
+            _mask_nested_times(v)
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_recorded_chain_output_is_debeziums(scenario: str) -> None:
+    ours, theirs = replay(scenario), load(DATA / f"{scenario}.debezium.jsonl")
+    for r in (*ours, *theirs):
+        _mask_nested_times(r.get("value"))
+    problems = compare(ours, theirs, SNAPSHOT_FIELDS if scenario.startswith("snapshot") else ())
+    problems += [f"record {i}: partition {a['partition']!r} != {b['partition']!r}"
+                 for i, (a, b) in enumerate(zip(ours, theirs)) if a["partition"] != b["partition"]]
+    assert theirs and not problems, "\n".join(problems[:20])
+
+
+def test_recordings_exist() -> None:
+    assert len(SCENARIOS) >= 17
+
+
+def test_python_callable_transform_and_predicate_negate() -> None:
+    props = {"transforms": "py", "transforms.py.type": f"{__name__}:drop_updates",
+             "transforms.py.predicate": "msg", "transforms.py.negate": "true",
+             "predicates": "msg", "predicates.msg.type":
+             "org.apache.kafka.connect.transforms.predicates.TopicNameMatches",
+             "predicates.msg.pattern": r".*\.message"}
+    plain = replay("unwrap_default", {"transforms": "f", "transforms.f.type": f"{__name__}:keep"})
+    ours = replay("unwrap_default", props)
+    updates = [r for r in plain if isinstance(r["value"], dict) and r["value"]["payload"].get("op") == "u"]
+    assert updates and len(ours) == len(plain) - len(updates)
+    assert all(r["topic"].startswith("renamed.") for r in ours if r["topic"] != "dbserver1.message")
+
+
+def keep(record: Record) -> Record:
+    return record
+
+
+def drop_updates(record: Record) -> Record | None:
+    if isinstance(record.value, dict) and record.value.get("op") == "u":
+        return None
+    return record.new(topic="renamed." + record.topic)
+
+
+def explode(record: Record) -> Record:
+    raise RuntimeError("no")
+
+
+def test_errors_tolerance_none_stops_with_one_line_naming_the_alias() -> None:
+    with pytest.raises(TransformError) as exc:
+        replay("unwrap_default", {"transforms": "x", "transforms.x.type": f"{__name__}:explode"})
+    assert str(exc.value).startswith(f"transforms.x ({__name__}:explode) failed on a record for topic "
+                                     "'dbserver1.public.t': no (errors.tolerance=none)")
+
+
+def test_errors_tolerance_all_skips_and_logs(caplog: pytest.LogCaptureFixture) -> None:
+    props = {"transforms": "x", "transforms.x.type": f"{__name__}:explode", "errors.tolerance": "all",
+             "errors.log.enable": "true", "errors.log.include.messages": "true"}
+    assert replay("unwrap_default", props) == []
+    assert "skipped (errors.tolerance=all): key=" in caplog.text
+    caplog.clear()
+    assert replay("unwrap_default", {**props, "errors.log.include.messages": "false"}) == []
+    assert "skipped (errors.tolerance=all)" in caplog.text and "key=" not in caplog.text
+    caplog.clear()
+    assert replay("unwrap_default", {**props, "errors.log.enable": "false"}) == []
+    assert caplog.text == ""
+
+
+def test_untouched_key_keeps_its_bytes_and_doubles_keep_javas_text() -> None:
+    out = Lines()
+    chain = build_chain({"transforms": "f", "transforms.f.type": f"{__name__}:keep"})
+    assert chain is not None
+    sink = TransformingSink(out, chain)
+    value = (b'{"schema":{"type":"struct","fields":[{"type":"double","optional":true,"field":"d"}],'
+             b'"optional":false},"payload":{"d":1.0E20}}')
+    sink.send("t", b'{"schema":null,"payload":1}', value)
+    sink.send("t", b'{"schema":null,"payload":1}', value)  # the second time through the cached schema
+    assert [orjson.dumps(r["value"]["payload"]) for r in out.records] == [b'{"d":"1.0E20"}'] * 2
+
+
+def test_config_error_names_alias_and_option() -> None:
+    with pytest.raises(ConfigError, match=r"^transforms.u.route.by.fields: unknown option for "
+                                          r"ExtractNewRecordState \(accepted: delete.tombstone.handling.mode"):
+        build_chain({"transforms": "u", "transforms.u.type": "io.debezium.transforms.ExtractNewRecordState",
+                     "transforms.u.route.by.fields": "x"})
+
+
+def test_a_field_added_twice_fails_the_record_as_schemabuilder_does() -> None:
+    # SchemaBuilder.field refuses a second field of a name; a Debezium run whose InsertField timestamp.field
+    # named an existing column stopped.
+    with pytest.raises(TransformError, match="Cannot create field because of field name duplication id"):
+        replay("unwrap_default", {"transforms": "u,i", "transforms.u.type": "io.debezium.transforms."
+                                  "ExtractNewRecordState", "transforms.i.type":
+                                  "org.apache.kafka.connect.transforms.InsertField$Value",
+                                  "transforms.i.static.field": "id", "transforms.i.static.value": "x"})
