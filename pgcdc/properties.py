@@ -31,8 +31,8 @@ ACCEPTED_NOT_IMPLEMENTED: frozenset[str] = frozenset(
     converters
     provide.transaction.metadata.enable post.processors
     predicates publication.name.prefix replica.identity.autoset.values
-    header.converter.schemas.enable schema.history.internal
-    internal.key.converter internal.value.converter value.converter.replace.null.with.default
+    schema.history.internal
+    internal.key.converter internal.value.converter
     """.split()
 )
 
@@ -44,9 +44,6 @@ ACCEPTED_PREFIXES: tuple[str, ...] = (
     "errors.",
     "consumer.override.",
     "admin.override.",
-    "key.converter.",
-    "value.converter.",
-    "header.converter.",
     "custom.metric.",
     "predicates.",
     "post.processors.",

@@ -35,6 +35,7 @@ from pgcdc.lsn import format_lsn
 from pgcdc.metrics import Health, MetricsServer, SlotWatch
 from pgcdc.offsets import OffsetStore, make_offset_store
 from pgcdc.protocol import PgoutputDecoder
+from pgcdc.converters.sink import ConvertingSink, make_converters
 from pgcdc.sink import Sink, make_sink
 from pgcdc.source import slot as slots
 from pgcdc.source.catalog import Catalog
@@ -81,6 +82,8 @@ class Connector:
                                                          config.column_rules)
         # One run id per process start, like Debezium's __debezium.context.runId (a UUIDv7).
         self.context_headers = context_headers(config.topic_prefix, uuid7(), config.key_converter_schemas_enable)
+        # Converters other than JsonConverter, made once per process: a schema version is registered once.
+        self.converters = make_converters(config, self._stop.is_set)
 
     def stop(self) -> None:
         self._stop.set()
@@ -140,7 +143,7 @@ class Connector:
             self.health.set("failed", str(exc))
             raise
         finally:
-            for given in (self._sink, self._offsets):
+            for given in (self._sink, self._offsets, *self.converters):
                 if given is not None:
                     _close_quietly(given)
             if self._action_conn is not None:
@@ -191,9 +194,11 @@ class Connector:
             stack.callback(_close_quietly, offsets)
         stored = offsets.load()
         sink = self._sink or make_sink(c)
-        self.sink = sink
         if self._sink is None:
             stack.callback(_close_quietly, sink)
+        if any(self.converters) and not isinstance(sink, ConvertingSink):
+            sink = ConvertingSink(sink, *self.converters)
+        self.sink = sink
         undo.publication = slots.ensure_publication(conn, c)
         existing = slots.find_slot(conn, c)
         if existing is not None and existing[1]:

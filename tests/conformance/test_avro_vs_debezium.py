@@ -1,0 +1,176 @@
+"""Confluent's AvroConverter through a Connect worker (the oracle: Debezium 3.6's SourceRecords converted by
+Confluent 7.0.16's AvroConverter) and pgcdc's: the same registered schema text and, after the 5-byte
+header (magic byte, schema id), the same Avro bytes, record by record, for the type zoo in every handling mode,
+streaming and snapshot.
+
+Ids differ by nature (two registries); so do the envelope's processing timestamps (`ts_ms`/`ts_us`/`ts_ns`),
+and for snapshot records the source fields of each connector's own slot (compare.SNAPSHOT_FIELDS). Those are
+masked by decoding both records with the registered schema, zeroing them and encoding again; each side's
+bytes must first decode and encode back to themselves, so the masking hides nothing else.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import fastavro
+import pytest
+
+from pgcdc.converters.avro_schema import writer_schema
+from pgcdc.converters.sink import ConvertingSink, make_converters
+from pgcdc.local import PostgresCluster
+from tests.conformance.compare import SNAPSHOT_FIELDS
+from tests.conformance.oracle import start_oracle, stop_oracle
+from tests.conformance.test_debezium_streaming import (MORE_SETUP, MORE_WORKLOAD, SCENARIOS, TYPES_SETUP,
+                                                        TYPES_WORKLOAD, slot_active)
+from tests.harness import Running, make_config, wait_for
+
+AVRO = "io.confluent.connect.avro.AvroConverter"
+
+
+class RawSink:
+    """Records as JSON lines with key and value as hex, so both sides are read the same way."""
+
+    def __init__(self, path: Path) -> None:
+        self.out = open(path, "w")
+
+    def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Any = None,
+             partition: int | None = None) -> None:
+        self.out.write(json.dumps({"topic": topic, "key": key.hex() if key is not None else None,
+                                   "value": value.hex() if value is not None else None}) + "\n")
+        self.out.flush()
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.out.close()
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().split("\n")[:-1]
+            if line.strip() and '"topic": "__debezium-heartbeat' not in line]
+
+
+def run_both_avro(pg: PostgresCluster, dbname: str, tmp_path: Path, setup: str, props: dict[str, str],
+                  workload: list[str], snapshot: bool = False) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    pg.execute(setup, dbname)
+    theirs_path, ours_path = tmp_path / "debezium.jsonl", tmp_path / "pgcdc.jsonl"
+    common = {"topic.prefix": "dbserver1", "snapshot.mode": "initial" if snapshot else "no_data", **props}
+    oracle = start_oracle({"name": "oracle", "avro": {"key": {}, "value": {}}, "config": {
+        **pg.connection_properties(dbname), **common, "slot.name": f"dbz_{dbname}",
+        "publication.name": f"dbzpub_{dbname}"}}, theirs_path)
+    try:
+        wait_for(lambda: slot_active(pg, f"dbz_{dbname}") or oracle.poll() is not None, 120, "Debezium to stream")
+        assert oracle.poll() is None, (tmp_path / "debezium.jvm.log").read_text()[-3000:]
+        config = make_config(pg, dbname, **{
+            **common, "name": "pgcdc", "slot.name": f"pgcdc_{dbname}", "publication.name": f"pgcdcpub_{dbname}",
+            "key.converter": AVRO, "value.converter": AVRO, "converter.schema.registry.url": "mock://conformance"})
+        key_conv, value_conv = make_converters(config, lambda: False)
+        sink = ConvertingSink(RawSink(ours_path), key_conv, value_conv)
+        with Running(config, sink=sink):
+            for stmt in workload:
+                pg.execute(stmt, dbname)
+            last, stable_since = -1, time.monotonic()
+            deadline = time.monotonic() + 90
+            while time.monotonic() < deadline:
+                n = len(_lines(theirs_path))
+                if n != last:
+                    last, stable_since = n, time.monotonic()
+                elif n and time.monotonic() - stable_since > 4 and len(_lines(ours_path)) >= n:
+                    break
+                time.sleep(0.2)
+    finally:
+        stop_oracle(oracle, theirs_path)
+    ours = _lines(ours_path)
+    for rec in ours:  # the schema text each record's id stands for, from the registry it was registered in
+        for side, conv in (("key", key_conv), ("value", value_conv)):
+            data = rec[side]
+            assert conv is not None
+            rec[f"{side}_schema"] = None if data is None else conv.client.get_schema(  # type: ignore[attr-defined]
+                int(data[2:10], 16)).schema_str
+    return ours, _lines(theirs_path)
+
+
+def _encode(text: str, datum: Any) -> bytes:
+    out = io.BytesIO()
+    fastavro.schemaless_writer(out, fastavro.parse_schema(writer_schema(text)), datum)
+    return out.getvalue()
+
+
+def _masked(data: bytes, text: str, snapshot_fields: tuple[str, ...]) -> bytes:
+    parsed = fastavro.parse_schema(writer_schema(text))
+    datum = fastavro.schemaless_reader(io.BytesIO(data), parsed, None)
+    assert _encode(text, datum) == data, "Avro bytes that are not what their datum encodes to"
+    if isinstance(datum, dict) and "op" in datum:
+        for k in ("ts_ms", "ts_us", "ts_ns"):
+            if k in datum:
+                datum[k] = 0
+        if datum.get("op") == "r":
+            for k in snapshot_fields:
+                datum["source"][k] = None if k in ("txId", "lsn", "sequence") else 0
+    return _encode(text, datum)
+
+
+def avro_differences(ours: list[dict[str, Any]], theirs: list[dict[str, Any]], snapshot: bool) -> list[str]:
+    fields = SNAPSHOT_FIELDS if snapshot else ()
+    problems = [] if len(ours) == len(theirs) else [f"record count {len(ours)} (pgcdc) != {len(theirs)} (Debezium)"]
+    for i, (a, b) in enumerate(zip(ours, theirs)):
+        where = f"record {i} ({b['topic']})"
+        if a["topic"] != b["topic"]:
+            problems.append(f"{where}: topic {a['topic']} != {b['topic']}")
+            continue
+        for side in ("key", "value"):
+            x, y = a[side], b[side]
+            if (x is None) != (y is None):
+                problems.append(f"{where}: {side} {x} != {y}")
+                continue
+            if x is None:
+                continue
+            ta, tb = a[f"{side}_schema"], b[f"{side}_schema"]
+            if ta != tb:
+                at = next((j for j, (p, q) in enumerate(zip(ta, tb)) if p != q), min(len(ta), len(tb)))
+                problems.append(f"{where}: {side} schema differs at {at}\n  ours   …{ta[max(0, at - 80):at + 80]}"
+                                f"\n  theirs …{tb[max(0, at - 80):at + 80]}")
+                continue
+            if x[:2] != "00" or y[:2] != "00":
+                problems.append(f"{where}: {side} magic byte {x[:2]} / {y[:2]}")
+            text = b[f"{side}_schema"]
+            if _masked(bytes.fromhex(x[10:]), text, fields) != _masked(bytes.fromhex(y[10:]), text, fields):
+                problems.append(f"{where}: {side} bytes\n  ours   {x[10:]}\n  theirs {y[10:]}")
+    return problems
+
+
+def assert_same_avro(label: str, ours: list[dict[str, Any]], theirs: list[dict[str, Any]],
+                     snapshot: bool = False) -> None:
+    problems = avro_differences(ours, theirs, snapshot)
+    print(f"{label}: {len(theirs)} Debezium records, {len(ours)} pgcdc records, {len(problems)} differences")
+    assert theirs, "Debezium emitted nothing"
+    assert not problems, "\n".join(problems[:20])
+
+
+TYPE_SCENARIOS = sorted(s for s in SCENARIOS if s.startswith("types"))
+
+
+@pytest.mark.parametrize("scenario", TYPE_SCENARIOS)
+def test_avro_streaming_matches_confluent(pg: PostgresCluster, dbname: str, tmp_path: Path, scenario: str) -> None:
+    setup, props, workload = SCENARIOS[scenario]
+    ours, theirs = run_both_avro(pg, dbname, tmp_path, setup, props, workload)
+    assert_same_avro(scenario, ours, theirs)
+
+
+@pytest.mark.parametrize("props", [{}, {"decimal.handling.mode": "string", "time.precision.mode": "connect",
+                                        "binary.handling.mode": "base64", "interval.handling.mode": "string",
+                                        "hstore.handling.mode": "map"}], ids=["defaults", "modes"])
+def test_avro_snapshot_matches_confluent(pg: PostgresCluster, dbname: str, tmp_path: Path,
+                                         props: dict[str, str]) -> None:
+    setup = ";".join([TYPES_SETUP, MORE_SETUP, *TYPES_WORKLOAD[:4], *MORE_WORKLOAD])
+    ours, theirs = run_both_avro(pg, dbname, tmp_path, setup, props, ["INSERT INTO more (id) VALUES (99)"],
+                                 snapshot=True)
+    assert_same_avro("snapshot types", ours, theirs, snapshot=True)
