@@ -18,10 +18,9 @@ from collections.abc import Callable
 from typing import Any
 
 import fastavro
-from confluent_kafka.schema_registry import (Schema, SchemaRegistryClient, SerializationContext,
-                                             record_subject_name_strategy, topic_record_subject_name_strategy,
-                                             topic_subject_name_strategy)
-from confluent_kafka.serialization import MessageField
+from confluent_kafka.schema_registry import (Schema, SchemaRegistryClient, record_subject_name_strategy,
+                                             topic_record_subject_name_strategy, topic_subject_name_strategy)
+from confluent_kafka.serialization import MessageField, SerializationContext
 
 from pgcdc.converters.avro_schema import avro_schema_text, datum_function, writer_schema
 from pgcdc.converters.settings import ConverterSpec
@@ -110,7 +109,7 @@ def _reason(exc: Exception) -> str:
 class PreparedAvro:
     """One Connect schema: its Avro text and datum function, and per subject the id and the fastavro writer."""
 
-    __slots__ = ("conv", "text", "datum", "record_name", "subjects", "connect_schema")
+    __slots__ = ("connect_schema", "conv", "datum", "record_name", "subjects", "text")
 
     def __init__(self, conv: AvroConverter, schema: dict[str, Any] | None) -> None:
         if schema is None:
@@ -126,6 +125,8 @@ class PreparedAvro:
     def _subject(self, topic: str) -> tuple[bytes, Any]:
         conv = self.conv
         subject = conv.strategy(SerializationContext(topic, conv.field), self.record_name)
+        if subject is None:  # a record-name strategy and a schema without a name (never a Debezium struct)
+            raise SinkError(f"{conv.side}.converter: topic {topic}: the subject name strategy needs a named schema")
         schema_id, text = conv.schema_id(subject, self.text)
         parsed = fastavro.parse_schema(writer_schema(text))
         entry = self.subjects[topic] = (_HEADER.pack(0, schema_id), parsed)

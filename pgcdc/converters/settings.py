@@ -23,7 +23,7 @@ BYTE_ARRAY = "org.apache.kafka.connect.converters.ByteArrayConverter"
 AVRO = "io.confluent.connect.avro.AvroConverter"
 SIDES = ("key", "value", "header")
 ENGINE_PREFIX = "converter."
-PREFIXES = tuple(f"{side}.converter." for side in SIDES) + (ENGINE_PREFIX,)
+PREFIXES = (*(f"{side}.converter." for side in SIDES), ENGINE_PREFIX)
 
 # Classes users name that pgcdc does not write yet: refused with one line.
 NOT_YET = frozenset({
@@ -103,6 +103,34 @@ OPTIONS: dict[str, dict[str, Check]] = {
            "scrub.invalid.names": _only("false"), "avro.remove.java.properties": _only("false"),
            "schemas.enable": _any},  # JsonConverter's, handed to every converter by `converter.*`
 }
+# What each option does in pgcdc, for docs/configuration.md (pgcdc/docgen.py).
+MEANING: dict[str, str] = {
+    "converter.type": "set by a Connect worker; no effect",
+    "schemas.enable": "JsonConverter: wrap in `{schema, payload}` (default true); other converters: no effect",
+    "schemas.cache.size": "no effect (schemas are compiled once per version)",
+    "decimal.format": "only `BASE64`, the default",
+    "replace.null.with.default": "only `true`, the default",
+    "converter.encoding": "—",
+    "schema.registry.url": "required; one or more comma-separated URLs (user:password@ in a URL is basic auth; "
+                           "`mock://<scope>` is confluent-kafka's in-memory registry, for tests)",
+    "auto.register.schemas": "register a record's schema (default true); false: look it up, it must be registered",
+    "use.latest.version": "write with the subject's latest schema id (default false)",
+    "latest.compatibility.strict": "with use.latest.version: the registry must find the record's schema compatible "
+                                   "with the latest (default true)",
+    "key.subject.name.strategy": "TopicNameStrategy (default), RecordNameStrategy or TopicRecordNameStrategy "
+                                 "(`io.confluent.kafka.serializers.subject.*`)",
+    "value.subject.name.strategy": "as key.subject.name.strategy",
+    "basic.auth.credentials.source": "`URL` (default: user info in the URL) or `USER_INFO`",
+    "basic.auth.user.info": "`user:password` with basic.auth.credentials.source=USER_INFO (a secret)",
+    "schema.registry.basic.auth.user.info": "same as basic.auth.user.info",
+    "schemas.cache.config": "no effect (a schema version is compiled and registered once per process)",
+    "max.schemas.per.subject": "no effect",
+    "connect.meta.data": "only `true`, the default",
+    "enhanced.avro.schema.support": "only `false`, the default",
+    "normalize.schemas": "only `false`, the default",
+    "scrub.invalid.names": "only `false`, the default",
+    "avro.remove.java.properties": "only `false`, the default",
+}
 _SIDE_CLASSES = {"key": (JSON, STRING, BYTE_ARRAY, AVRO), "value": (JSON, STRING, BYTE_ARRAY, AVRO),
                  "header": (JSON, SIMPLE_HEADER)}
 
@@ -160,7 +188,7 @@ def converter_specs(classes: Mapping[str, str], props: Mapping[str, str]) -> dic
                     raise ConfigError(f"{full}: is not supported yet by {cls}")
                 raise ConfigError(f"{full}: unknown option {name!r} of {cls}")
             try:
-                options.append((name, check(value)))
+                options.append((name, check(str(value))))
             except ValueError as exc:
                 raise ConfigError(f"{full}: {exc} (got {value!r})") from None
         spec = ConverterSpec(side, cls, tuple(options))

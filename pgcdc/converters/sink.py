@@ -33,7 +33,7 @@ def split_json(data: bytes) -> tuple[bytes, bytes]:
 
 
 class _Side:
-    __slots__ = ("converter", "prepared", "side", "name")
+    __slots__ = ("converter", "name", "prepared", "side")
 
     def __init__(self, converter: Converter, side: str) -> None:
         self.converter = converter
@@ -55,7 +55,13 @@ class _Side:
                 raise ConversionError(f"{self.side}.converter: topic {topic}: no {self.name} form of its schema: "
                                       f"{exc}") from None
             self.prepared[schema] = prepared
-        return prepared(topic, orjson.loads(payload))
+        try:
+            return prepared(topic, orjson.loads(payload))
+        except PgcdcError:
+            raise
+        except Exception as exc:  # a value its own schema does not describe: a bug, named in one line
+            raise ConversionError(f"{self.side}.converter: topic {topic}: {self.name} cannot write a record: "
+                                  f"{' '.join(str(exc).split())[:200]}") from None
 
 
 def make_converters(config: Any, stopping: Callable[[], bool]) -> tuple[Converter | None, Converter | None]:

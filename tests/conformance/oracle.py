@@ -119,14 +119,14 @@ def _jvm_main(config: dict[str, Any], out_path: Path, max_records: int | None, i
             finished.set()
 
     if "avro" in config:
-        Consumer = _avro_consumer(jpype, config["avro"], out, state, max_records, enough)  # noqa: N806
+        Consumer = _avro_consumer(jpype, config["avro"], out, state, max_records, enough)
     offsets = config.get("config", config).get("offset.storage.file.filename") or str(tmp / "offsets.dat")
     props = JProperties()
     for k, v in engine_properties(config, offsets).items():
         props.setProperty(k, v)
     # Json for key, value *and* headers: pydbzengine's factory passes one format, and the headers are lost.
     if "avro" in config:
-        JFormat = jpype.JClass("io.debezium.engine.format.ChangeEventFormat")  # noqa: N806
+        JFormat = jpype.JClass("io.debezium.engine.format.ChangeEventFormat")
         builder = JEngine.create(JFormat.of(jpype.JClass("io.debezium.embedded.Connect").class_))
     else:
         builder = JEngine.create(JJson.class_, JJson.class_, JJson.class_)
@@ -159,9 +159,9 @@ def _jvm_main(config: dict[str, Any], out_path: Path, max_records: int | None, i
 def _avro_consumer(jpype: Any, options: dict[str, dict[str, str]], out: Any, state: dict[str, Any],
                    max_records: int | None, enough: threading.Event) -> Any:
     """A ChangeConsumer of Connect SourceRecords that writes each through Confluent's AvroConverter."""
-    JMap = jpype.JClass("java.util.HashMap")  # noqa: N806
+    JMap = jpype.JClass("java.util.HashMap")
     client = jpype.JClass("io.confluent.kafka.schemaregistry.client.MockSchemaRegistryClient")()
-    JAvro = jpype.JClass("io.confluent.connect.avro.AvroConverter")  # noqa: N806
+    JAvro = jpype.JClass("io.confluent.connect.avro.AvroConverter")
     converters = {}
     for side in ("key", "value"):
         conf = JMap()
