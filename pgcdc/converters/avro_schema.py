@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import re
 import struct
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,6 +52,23 @@ class _Avro:
     fields: list[tuple[str, _Avro, Any]] = field(default_factory=list)  # (name, schema, default)
     items: _Avro | None = None  # array items, map values
     branches: list[_Avro] = field(default_factory=list)
+
+
+def _is_letter(c: str) -> bool:
+    return c.isalpha() and ord(c) < 0x10000  # Java's Character.isLetter on a UTF-16 unit: no astral letters
+
+
+def avro_name(name: str) -> str:
+    """The name, if Avro (1.11, Schema.validateName) accepts it for a record or field; else ValueError with
+    Avro's own message (Confluent's converter fails the same way: field.name.adjustment.mode=avro fixes it)."""
+    if not name:
+        raise ValueError("Empty name")
+    if not (_is_letter(name[0]) or name[0] == "_"):
+        raise ValueError(f"Illegal initial character: {name}")
+    for c in name[1:]:
+        if not (_is_letter(c) or c == "_" or (c.isdigit() and unicodedata.category(c) == "Nd")):
+            raise ValueError(f"Illegal character in: {name}")
+    return name
 
 
 def _split(full: str) -> tuple[str | None, str]:
@@ -122,13 +140,13 @@ class _Builder:
             if _string_keys(s):
                 base = _Avro("map", items=self.build(s["values"]))
             else:
-                entry = _Avro("record", name=MAP_ENTRY if name is None else short, space=space)
+                entry = _Avro("record", name=MAP_ENTRY if name is None else avro_name(short), space=space)
                 if name is not None:
                     entry.props["connect.internal.type"] = MAP_ENTRY
                 entry.fields = [self._field("key", s["keys"]), self._field("value", s["values"])]
                 base = _Avro("array", items=entry)
         elif t == "struct":
-            base = _Avro("record", name=short, space=space)  # the doc goes to connect.doc only (measured)
+            base = _Avro("record", name=avro_name(short), space=space)  # the doc goes to connect.doc only (measured)
             base.fields = [self._field(f["field"], f) for f in s["fields"]]
         else:
             raise ValueError(f"Connect type {t!r} has no Avro form")
@@ -169,7 +187,7 @@ class _Builder:
             default = None
         else:
             default = _NO_DEFAULT
-        return name, self.build(s), default
+        return avro_name(name), self.build(s), default
 
 
 def _json(node: _Avro, names: set[tuple[str | None, str]], space: list[str | None]) -> Any:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -28,8 +29,7 @@ from tests.conformance.oracle import start_oracle, stop_oracle
 from tests.conformance.test_debezium_streaming import (MORE_SETUP, MORE_WORKLOAD, SCENARIOS, TYPES_SETUP,
                                                         TYPES_WORKLOAD, slot_active)
 from tests.conformance.test_types_more import (ARR_SETUP, ARR_WORKLOAD, BC_SETUP, BC_WORKLOAD, GEO_SETUP,
-                                               GEO_WORKLOAD, GIS_SETUP, GIS_WORKLOAD, TIME_MODES, UNI_SETUP,
-                                               UNI_WORKLOAD)
+                                               GEO_WORKLOAD, GIS_SETUP, GIS_WORKLOAD, TIME_MODES)
 from tests.harness import Running, make_config, wait_for
 
 AVRO = "io.confluent.connect.avro.AvroConverter"
@@ -114,6 +114,11 @@ def _masked(data: bytes, text: str, snapshot_fields: tuple[str, ...]) -> bytes:
     parsed = fastavro.parse_schema(writer_schema(text))
     datum = fastavro.schemaless_reader(io.BytesIO(data), parsed, None)
     assert _encode(text, datum) == data, "Avro bytes that are not what their datum encodes to"
+    if isinstance(datum, dict) and datum.get("status") == "END":  # as compare.mask: a Java identity hash
+        collections = datum.get("data_collections") or []
+        for dc in collections:
+            dc["data_collection"] = re.sub(r"@[0-9a-f]+$", "@<hash>", dc["data_collection"])
+        collections.sort(key=lambda dc: dc["data_collection"])
     if isinstance(datum, dict) and "op" in datum:
         for k in ("ts_ms", "ts_us", "ts_ns"):
             if k in datum:
@@ -170,7 +175,6 @@ AVRO_SCENARIOS: dict[str, tuple[str, dict[str, str], list[str]]] = {
     "postgis": (GIS_SETUP, {}, GIS_WORKLOAD),
     **{f"bc_{mode}": (BC_SETUP, props, BC_WORKLOAD) for mode, props in TIME_MODES.items()},
     "arrays_unknown": (ARR_SETUP, {"include.unknown.datatypes": "true"}, ARR_WORKLOAD),
-    "unicode": (UNI_SETUP, {}, UNI_WORKLOAD),
 }
 
 
@@ -190,3 +194,24 @@ def test_avro_snapshot_matches_confluent(pg: PostgresCluster, dbname: str, tmp_p
     ours, theirs = run_both_avro(pg, dbname, tmp_path, setup, props, ["INSERT INTO more (id) VALUES (99)"],
                                  snapshot=True)
     assert_same_avro("snapshot types", ours, theirs, snapshot=True)
+
+
+def test_a_name_avro_refuses_stops_pgcdc_as_it_stops_confluents_converter(pg: PostgresCluster, dbname: str) -> None:
+    """A column named `c🎉` (tests/conformance/test_types_more.py's unicode table): Confluent's converter fails
+    the task with Avro's `SchemaParseException: Illegal character in: c🎉` (measured); pgcdc stops with one
+    line naming the side, the topic and Avro's reason, having written nothing for that table."""
+    from pgcdc.errors import ConversionError
+    from tests.conformance.test_types_more import UNI_SETUP
+
+    pg.execute(UNI_SETUP + "; INSERT INTO uni (k, \"c🎉\") VALUES ('1', 'x')", dbname)
+    config = make_config(pg, dbname, **{"topic.prefix": "dbserver1", "snapshot.mode": "initial",
+                                        "value.converter": AVRO, "value.converter.schema.registry.url": "mock://u"})
+    inner = RawSink(Path("/dev/null"))
+    running = Running(config, sink=ConvertingSink(inner, *make_converters(config, lambda: False)))
+    running.thread.start()
+    running.thread.join(60)
+    assert isinstance(running.error, ConversionError)
+    message = str(running.error)
+    assert message == ("value.converter: topic dbserver1.public.uni: no AvroConverter form of its schema: "
+                       "Illegal character in: c🎉"), message
+    assert "\n" not in message
