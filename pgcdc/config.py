@@ -279,6 +279,13 @@ class ConnectorConfig(BaseModel):
                                    "io.debezium.schema.DefaultUnicodeTopicNamingStrategy"] = Field(
         "io.debezium.schema.SchemaTopicNamingStrategy", alias="topic.naming.strategy")
     """How topic names are built from the prefix, schema and table (Debezium's class names)."""
+    schema_name_adjustment_mode: Literal["none", "avro", "avro_unicode"] = Field(
+        "none", alias="schema.name.adjustment.mode")
+    """Record schema names (`<topic>.Key`, `.Value`, `.Envelope`) made valid Avro names: characters Avro does
+    not allow become `_` (avro) or `_uXXXX` (avro_unicode)."""
+    field_name_adjustment_mode: Literal["none", "avro", "avro_unicode"] = Field(
+        "none", alias="field.name.adjustment.mode")
+    """Column field names made valid Avro names, as schema.name.adjustment.mode (no dots in a field name)."""
     topic_heartbeat_prefix: str = Field("__debezium-heartbeat", alias="topic.heartbeat.prefix", min_length=1)
     """Heartbeat topic is <this>.<topic.prefix>."""
     # Connect's default is 60 s; pgcdc flushes every second so a restart replays at most ~1 s of events.

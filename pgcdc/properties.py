@@ -15,7 +15,7 @@ ACCEPTED_NOT_IMPLEMENTED: frozenset[str] = frozenset(
     snapshot.tables.order.by.row.count
     incremental.snapshot.allow.schema.changes incremental.snapshot.watermarking.strategy
     heartbeat.topics.prefix
-    schema.refresh.mode schema.name.adjustment.mode field.name.adjustment.mode sanitize.field.names
+    schema.refresh.mode sanitize.field.names
     slot.stream.params
     xmin.fetch.interval.ms database.initial.statements database.tcpKeepAlive database.connectTimeoutMs
     database.sslfactory database.sslpassword

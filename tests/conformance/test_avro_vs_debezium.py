@@ -171,6 +171,7 @@ def assert_same_avro(label: str, ours: list[dict[str, Any]], theirs: list[dict[s
 AVRO_SCENARIOS: dict[str, tuple[str, dict[str, str], list[str]]] = {
     **{name: SCENARIOS[name] for name in SCENARIOS if name.startswith("types")},
     **{name: SCENARIOS[name] for name in ("ops", "txmeta", "toast_defaults_ddl", "propagate_source_types")},
+    **{name: SCENARIOS[name] for name in ("name_adjustment_avro", "name_adjustment_avro_unicode")},
     "geometric_unknown": (GEO_SETUP, {"include.unknown.datatypes": "true"}, GEO_WORKLOAD),
     "postgis": (GIS_SETUP, {}, GIS_WORKLOAD),
     **{f"bc_{mode}": (BC_SETUP, props, BC_WORKLOAD) for mode, props in TIME_MODES.items()},
