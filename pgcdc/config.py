@@ -369,6 +369,11 @@ class ConnectorConfig(BaseModel):
     def _cross_checks(self) -> ConnectorConfig:
         if self.sink_type == "kafka" and not self.bootstrap_servers:
             raise ValueError("bootstrap.servers (or kafka.bootstrap.servers) is required when sink.type=kafka")
+        for side in ("key", "value"):
+            spec = self.converter_specs.get(side)
+            if self.sink_type == "embedded" and spec is not None and spec.cls != JSON_CONVERTER:
+                raise ValueError(f"{side}.converter: the embedded engine hands records over in JsonConverter's "
+                                 f"form; {spec.cls} is for Kafka and file sinks")
         if self.offset_storage == "kafka" and not self.bootstrap_servers:
             raise ValueError("offset.storage=kafka needs bootstrap.servers; or set offset.storage to file/memory")
         if self.offset_storage == "file" and not self.offset_storage_file_filename:

@@ -68,6 +68,7 @@ BAD = [
         "io.confluent.connect.protobuf.ProtobufConverter", "io.confluent.connect.json.JsonSchemaConverter",
         "io.apicurio.registry.utils.converter.AvroConverter", "io.debezium.converters.CloudEventsConverter",
         "io.debezium.converters.BinaryDataConverter", "org.apache.kafka.connect.storage.StringConverter")],
+    ({**REG, "sink.type": "embedded"}, "value.converter: the embedded engine hands records over in JsonConverter's"),
 ]
 
 
@@ -165,3 +166,22 @@ def test_an_unreachable_registry_holds_records(caplog: pytest.LogCaptureFixture)
     line = next(r.getMessage() for r in caplog.records if "records wait" in r.getMessage())
     assert line.startswith(f"schema registry {url}: subject dbserver1.public.t-value: ") and "\n" not in line
     assert len(errors) == 1 and isinstance(errors[0], SinkError) and inner.records == []
+
+
+def test_use_latest_version_writes_with_the_latest_schema() -> None:
+    """use.latest.version: the record goes out under the subject's latest id, encoded with that schema."""
+    register = build_config({**BASE, **REG, "value.converter.schema.registry.url": "mock://latest"})
+    _, first = make_converters(register, lambda: False)
+    assert first is not None
+    inner = ListSink()
+    _send(ConvertingSink(inner, None, first), _events([("id", "int4"), ("v", "text")]), ["1", "x"])
+    latest = build_config({**BASE, **REG, "value.converter.schema.registry.url": "mock://latest",
+                           "value.converter.use.latest.version": "true",
+                           "value.converter.latest.compatibility.strict": "false"})
+    _, value = make_converters(latest, lambda: False)
+    assert value is not None
+    value.client = first.client  # type: ignore[attr-defined]  # the mock registry lives in its client
+    _send(ConvertingSink(inner, None, value), _events([("id", "int4"), ("v", "text")]), ["2", "y"])
+    assert inner.records[0][2] is not None and inner.records[1][2] is not None
+    assert inner.records[1][2][:5] == inner.records[0][2][:5]
+    assert first.registrations == 1  # type: ignore[attr-defined]
