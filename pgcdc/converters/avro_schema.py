@@ -284,18 +284,22 @@ def datum_function(s: dict[str, Any]) -> Datum | None:
             {"key": None if k is None else kc(k), "value": None if x is None else vc(x)} for k, x in v]
     if t == "struct":
         work = [(f["field"], fn) for f in s["fields"] if (fn := datum_function(f)) is not None]
-        if not work:
+        # An optional struct is a union with null: fastavro takes the branch named in a (name, datum) tuple
+        # instead of validating the datum against each branch (half the cost of a change event).
+        union_name = (s.get("name") or f"{NAMESPACE}.{DEFAULT_NAME}") if s.get("optional") else None
+        if not work and union_name is None:
             return None
 
         def struct_datum(v: Any) -> Any:
             if v is None:
                 return None
-            out = dict(v)
-            for name, fn in work:
-                x = out.get(name)
-                if x is not None:
-                    out[name] = fn(x)
-            return out
+            if work:
+                v = dict(v)
+                for name, fn in work:
+                    x = v.get(name)
+                    if x is not None:
+                        v[name] = fn(x)
+            return v if union_name is None else (union_name, v)
 
         return struct_datum
     return None
