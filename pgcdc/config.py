@@ -21,6 +21,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pgcdc import client_settings
 from pgcdc.config_sources import (ENV_PREFIX, RESERVED_ENV, RESERVED_ENV_PREFIXES, env_overrides,
                                   parse_properties, read_config_file, read_password_file)
+from pgcdc.converters.settings import PREFIXES as CONVERTER_PREFIXES
+from pgcdc.converters.settings import SIDES as CONVERTER_SIDES
+from pgcdc.converters.settings import converter_specs
 from pgcdc.errors import ConfigError
 from pgcdc.properties import ACCEPTED_NOT_IMPLEMENTED, ACCEPTED_PREFIXES
 
@@ -54,7 +57,8 @@ OFFSET_STORES = {
 def is_secret_property(name: str) -> bool:
     """Properties whose values are never logged or shown: passwords, secrets, JAAS configs, private keys."""
     low = name.lower()
-    return (any(word in low for word in ("password", "secret", "sasl.jaas.config", "ssl.key"))
+    return (any(word in low for word in ("password", "secret", "sasl.jaas.config", "ssl.key", "user.info",
+                                         "auth.token"))
             and not low.endswith(".file"))
 
 
@@ -251,15 +255,18 @@ class ConnectorConfig(BaseModel):
     """Value of unchanged TOASTed columns that PostgreSQL did not send."""
 
     key_converter: str = Field(JSON_CONVERTER, alias="key.converter")
-    """Only JsonConverter is supported."""
+    """Kafka Connect converter class for keys: JsonConverter, Confluent's AvroConverter or ByteArrayConverter;
+    its options are `key.converter.*` (and the engine's `converter.*`). See "Converters" below."""
     value_converter: str = Field(JSON_CONVERTER, alias="value.converter")
-    """Only JsonConverter is supported."""
+    """Kafka Connect converter class for values (as key.converter); options `value.converter.*`."""
     header_converter: str = Field(JSON_CONVERTER, alias="header.converter")
     """JsonConverter (or Connect's SimpleHeaderConverter, same output for Debezium's headers)."""
     key_converter_schemas_enable: bool = Field(True, alias="key.converter.schemas.enable")
-    """Wrap keys in {schema, payload}."""
+    """JsonConverter keys: wrap them in {schema, payload} (`converter.schemas.enable` sets both sides)."""
     value_converter_schemas_enable: bool = Field(True, alias="value.converter.schemas.enable")
-    """Wrap values in {schema, payload}."""
+    """JsonConverter values: wrap them in {schema, payload}."""
+    # The three sides' converters with their checked options (pgcdc.converters.settings), from the properties.
+    converter_specs: dict[str, Any] = Field(default_factory=dict)
 
     status_update_interval_ms: int = Field(10_000, alias="status.update.interval.ms", gt=0)
     """How often the confirmed position is reported to PostgreSQL."""
@@ -277,6 +284,13 @@ class ConnectorConfig(BaseModel):
                                    "io.debezium.schema.DefaultUnicodeTopicNamingStrategy"] = Field(
         "io.debezium.schema.SchemaTopicNamingStrategy", alias="topic.naming.strategy")
     """How topic names are built from the prefix, schema and table (Debezium's class names)."""
+    schema_name_adjustment_mode: Literal["none", "avro", "avro_unicode"] = Field(
+        "none", alias="schema.name.adjustment.mode")
+    """Record schema names (`<topic>.Key`, `.Value`, `.Envelope`) made valid Avro names: characters Avro does
+    not allow become `_` (avro) or `_uXXXX` (avro_unicode)."""
+    field_name_adjustment_mode: Literal["none", "avro", "avro_unicode"] = Field(
+        "none", alias="field.name.adjustment.mode")
+    """Column field names made valid Avro names, as schema.name.adjustment.mode (no dots in a field name)."""
     topic_heartbeat_prefix: str = Field("__debezium-heartbeat", alias="topic.heartbeat.prefix", min_length=1)
     """Heartbeat topic is <this>.<topic.prefix>."""
     # Connect's default is 60 s; pgcdc flushes every second so a restart replays at most ~1 s of events.
@@ -349,13 +363,6 @@ class ConnectorConfig(BaseModel):
             raise ValueError(f"unsupported offset store {v!r}; use one of {sorted(OFFSET_STORES)}")
         return OFFSET_STORES[v]
 
-    @field_validator("key_converter", "value_converter", "header_converter")
-    @classmethod
-    def _converter(cls, v: str) -> str:
-        if v not in (JSON_CONVERTER, "org.apache.kafka.connect.storage.SimpleHeaderConverter"):
-            raise ValueError(f"only {JSON_CONVERTER} is supported, got {v!r}")
-        return v
-
     @field_validator("connector_class")
     @classmethod
     def _connector_class(cls, v: str) -> str:
@@ -367,6 +374,11 @@ class ConnectorConfig(BaseModel):
     def _cross_checks(self) -> ConnectorConfig:
         if self.sink_type == "kafka" and not self.bootstrap_servers:
             raise ValueError("bootstrap.servers (or kafka.bootstrap.servers) is required when sink.type=kafka")
+        for side in ("key", "value"):
+            spec = self.converter_specs.get(side)
+            if self.sink_type == "embedded" and spec is not None and spec.cls != JSON_CONVERTER:
+                raise ValueError(f"{side}.converter: the embedded engine hands records over in JsonConverter's "
+                                 f"form; {spec.cls} is for Kafka and file sinks")
         if self.offset_storage == "kafka" and not self.bootstrap_servers:
             raise ValueError("offset.storage=kafka needs bootstrap.servers; or set offset.storage to file/memory")
         if self.offset_storage == "file" and not self.offset_storage_file_filename:
@@ -457,8 +469,11 @@ def build_config(props: Mapping[str, str]) -> ConnectorConfig:
     aliases = {f.alias: name for name, f in ConnectorConfig.model_fields.items() if f.alias}
     if props.get("database.password.file"):
         props = {**props, "database.password": read_password_file(props)}
+    converter_props: dict[str, str] = {}
     for key, value in props.items():
-        if key in aliases:
+        if key.startswith(CONVERTER_PREFIXES):
+            converter_props[key] = value
+        elif key in aliases:
             fields[key] = value
         elif key == "kafka.bootstrap.servers":
             fields.setdefault("bootstrap.servers", value)
@@ -481,6 +496,13 @@ def build_config(props: Mapping[str, str]) -> ConnectorConfig:
     if ignored:
         log.warning("accepted but not acted on by pgcdc: %s", ", ".join(sorted(ignored)))
     fields["kafka"] = kafka
+    specs = converter_specs({side: props.get(f"{side}.converter", JSON_CONVERTER) for side in CONVERTER_SIDES},
+                            converter_props)
+    fields["converter_specs"] = specs
+    # What the envelope writes for each side: JsonConverter's schemas.enable, or the schema another converter
+    # reads (the JSON it is handed carries it).
+    fields["key.converter.schemas.enable"] = specs["key"].schemas_enable
+    fields["value.converter.schemas.enable"] = specs["value"].schemas_enable
     fields["snapshot_select_statements"] = statements
     fields["column_rules"] = column_rules
     fields["transform_props"] = transform_props

@@ -147,12 +147,14 @@ def reference() -> str:
         out.append(f"| `{prop}` | accepted, no effect |")
     for prefix in sorted(ACCEPTED_PREFIXES):
         out.append(f"| `{prefix}*` | accepted, no effect |")
+    out += _converters()
     secret_examples = sorted(p for p in (*aliases, *ACCEPTED_NOT_IMPLEMENTED) if is_secret_property(p))
     out += [
         "",
         "## Secrets",
         "",
-        "The values of properties whose name contains `password`, `secret`, `sasl.jaas.config` or `ssl.key` (here: "
+        "The values of properties whose name contains `password`, `secret`, `sasl.jaas.config`, `ssl.key`, "
+        "`user.info` or `auth.token` (here: "
         + ", ".join(f"`{p}`" for p in secret_examples) + ", and pass-through settings such as "
         "`kafka.sasl.password` or `kafka.ssl.key.pem`) are replaced by `***` in every log line and error message, "
         "and left out of the configuration's printed form. `database.password.file` (environment: "
@@ -190,6 +192,43 @@ def _transforms_section() -> list[str]:
             "Refused as not supported yet: " + ", ".join(f"`{n}`" for n in NOT_YET) + ". "
             "Scripting transforms (" + ", ".join(f"`{n}`" for n in SCRIPTING) + ") are refused, naming "
             "Kafka Connect's Filter with a predicate or a Python callable as the alternative.", ""]
+    return out
+
+
+def _converters() -> list[str]:
+    from pgcdc.converters import settings as cs
+
+    out = [
+        "",
+        "## Converters",
+        "",
+        "`key.converter`, `value.converter` and `header.converter` name Kafka Connect converter classes; a side's",
+        "options are the properties under its prefix with the prefix removed (`value.converter.schemas.enable` is",
+        "JsonConverter's `schemas.enable` for values). As in Debezium's engine, `converter.<option>` sets an option",
+        "for every side whose converter has it, over the per-side property (`converter.schemas.enable=false`).",
+        "An unknown class or option, or one not supported yet, stops the start with one line naming the property.",
+        "",
+        "JsonConverter is the envelope's own output (precomputed per table). Any other key or value converter",
+        "gets each record with its Connect schema and converts it; headers stay JsonConverter's, and the offsets",
+        "topic stays JSON whatever the converters. Confluent's AvroConverter writes Confluent's wire format (byte",
+        "0, the 4-byte schema id, the Avro binary); the Avro schema is derived from the Connect schema as",
+        "Confluent's AvroData does (`connect.name`, `connect.version`, `connect.parameters`, `connect.default`,",
+        "`connect.doc`, namespaces from the Connect names, optional fields as unions with null, Connect's logical",
+        "types), compared byte for byte with Confluent 7.0's converter (tests/conformance/test_avro_vs_debezium.py).",
+        "A schema version is compiled and registered once per subject and process. While the registry cannot be",
+        "reached or refuses a schema, the record waits: pgcdc retries with a growing pause (up to 30 s) and logs",
+        "one line per attempt; nothing after it is written or confirmed. ByteArrayConverter writes a `bytes`",
+        "value as it is and stops at any other (Debezium's keys and values are structs, as with Kafka Connect).",
+        "",
+        "| class | sides | option | meaning |",
+        "| --- | --- | --- | --- |",
+    ]
+    for cls, options in cs.OPTIONS.items():
+        sides = ", ".join(side for side, classes in cs._SIDE_CLASSES.items() if cls in classes)
+        for i, name in enumerate(sorted(options)):
+            first = cls if i == 0 else ""
+            out.append(f"| {first} | {sides if i == 0 else ''} | `{name}` | {_cell(cs.MEANING.get(name, ''))} |")
+    out += ["", "Not supported yet (refused): " + ", ".join(f"`{c}`" for c in sorted(cs.NOT_YET)) + "."]
     return out
 
 

@@ -15,7 +15,7 @@ ACCEPTED_NOT_IMPLEMENTED: frozenset[str] = frozenset(
     snapshot.tables.order.by.row.count
     incremental.snapshot.allow.schema.changes incremental.snapshot.watermarking.strategy
     heartbeat.topics.prefix
-    schema.refresh.mode schema.name.adjustment.mode field.name.adjustment.mode sanitize.field.names
+    schema.refresh.mode sanitize.field.names
     slot.stream.params
     xmin.fetch.interval.ms database.initial.statements database.tcpKeepAlive database.connectTimeoutMs
     database.sslfactory database.sslpassword
@@ -31,8 +31,8 @@ ACCEPTED_NOT_IMPLEMENTED: frozenset[str] = frozenset(
     converters
     provide.transaction.metadata.enable post.processors
     publication.name.prefix replica.identity.autoset.values
-    header.converter.schemas.enable schema.history.internal
-    internal.key.converter internal.value.converter value.converter.replace.null.with.default
+    schema.history.internal
+    internal.key.converter internal.value.converter
     """.split()
 )
 
@@ -44,9 +44,6 @@ ACCEPTED_PREFIXES: tuple[str, ...] = (
     "errors.",
     "consumer.override.",
     "admin.override.",
-    "key.converter.",
-    "value.converter.",
-    "header.converter.",
     "custom.metric.",
     "post.processors.",
 )

@@ -35,6 +35,7 @@ from pgcdc.lsn import format_lsn
 from pgcdc.metrics import Health, MetricsServer, SlotWatch
 from pgcdc.offsets import OffsetStore, make_offset_store
 from pgcdc.protocol import PgoutputDecoder
+from pgcdc.converters.sink import ConvertingSink, make_converters
 from pgcdc.sink import Sink, make_sink
 from pgcdc.transforms.chain import TransformingSink
 from pgcdc.source import slot as slots
@@ -89,6 +90,8 @@ class Connector:
         self.metrics_server: MetricsServer | None = None
         self._column_rules = ColumnRules.from_properties(config.column_include_list, config.column_exclude_list,
                                                          config.column_rules)
+        # Converters other than JsonConverter, made once per process: a schema version is registered once.
+        self.converters = make_converters(config, self._stop.is_set)
 
     def stop(self) -> None:
         self._stop.set()
@@ -148,7 +151,7 @@ class Connector:
             self.health.set("failed", str(exc))
             raise
         finally:
-            for given in (self._sink, self._offsets):
+            for given in (self._sink, self._offsets, *self.converters):
                 if given is not None:
                     _close_quietly(given)
             if self._action_conn is not None:
@@ -199,13 +202,15 @@ class Connector:
             stack.callback(_close_quietly, offsets)
         stored = offsets.load()
         sink = self._sink or make_sink(c)
-        self.sink = sink
         if self._sink is None:
             stack.callback(_close_quietly, sink)
+        # Kafka Connect's order: transforms, then the converters, then the producer.
+        if any(self.converters) and not isinstance(sink, ConvertingSink):
+            sink = ConvertingSink(sink, *self.converters)
         if self._chain is not None:
             sink = TransformingSink(sink, self._chain, key_schemas=self._out_schemas[0],
                                     value_schemas=self._out_schemas[1])
-            self.sink = sink
+        self.sink = sink
         undo.publication = slots.ensure_publication(conn, c)
         existing = slots.find_slot(conn, c)
         if existing is not None and existing[1]:

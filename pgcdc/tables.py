@@ -29,7 +29,8 @@ def envelope_settings(config: ConnectorConfig, column_rules: ColumnRules | None,
         placeholder=c.unavailable_value_placeholder, message_key_columns=c.message_key_columns,
         propagate_columns=c.column_propagate_source_type, propagate_datatypes=c.datatype_propagate_source_type,
         column_rules=column_rules, topic_delimiter=c.topic_delimiter,
-        topic_strategy=c.topic_naming_strategy,
+        topic_strategy=c.topic_naming_strategy, schema_name_mode=c.schema_name_adjustment_mode,
+        field_name_mode=c.field_name_adjustment_mode,
     )
 
 

@@ -74,7 +74,7 @@ class TableRecords:
             "ts_ms": _TS_MS, "ts_us": _TS_US, "ts_ns": _TS_NS}), _VALUE_MARKS) for m, s in self.sources.items()}
         self.templates: dict[str, bytes] | None = \
             None if None in templates.values() else {m: t for m, t in templates.items() if t is not None}
-        key_names = tuple(events.names[i] for i in events.key_index)
+        key_names = tuple(events.fields[i] for i in events.key_index)
         self.key_names = key_names
         self.key_template = _template(events.key_wrap(_KEY), ((b"\x01K", b"%b"),)) if key_names else None
         # Columns whose text needs a function, or whose null becomes the type's fallback (NOT NULL columns).
@@ -83,7 +83,7 @@ class TableRecords:
 
     def render(self, rows: Sequence[Sequence[Any]]) -> tuple[list[bytes], list[bytes | None]]:
         """(the rows' `after` JSON, their keys) for a batch of rows of COPY text in `events.names` order."""
-        names = self.events.names
+        names = self.events.fields  # the rows' field names (columns are in `events.names` order)
         try:
             cols: list[Any] = list(zip(*rows))
             for i, fn, null in self._work:

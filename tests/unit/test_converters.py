@@ -1,0 +1,187 @@
+"""Converter settings as Kafka Connect and Debezium's engine read them, and the converting sink: schemas
+prepared and registered once per version, records held (not written) while the registry is unreachable."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import time
+from typing import Any
+
+import orjson
+import pytest
+
+from pgcdc.config import build_config
+from pgcdc.converters.sink import ConvertingSink, make_converters
+from pgcdc.envelope.table import ColumnSpec, EnvelopeSettings, TableEvents
+from pgcdc.errors import ConfigError, SinkError
+from pgcdc.pgtypes import Modes
+
+BASE = {"topic.prefix": "dbserver1", "database.hostname": "127.0.0.1", "database.user": "u",
+        "database.dbname": "inventory", "bootstrap.servers": "127.0.0.1:9092"}
+AVRO = "io.confluent.connect.avro.AvroConverter"
+REG = {"value.converter": AVRO, "value.converter.schema.registry.url": "mock://unit"}
+
+GOOD = [  # (properties, (key schemas.enable, value schemas.enable), (key class, value class))
+    ({}, (True, True), ("JsonConverter", "JsonConverter")),
+    ({"converter.schemas.enable": "false"}, (False, False), ("JsonConverter", "JsonConverter")),
+    ({"value.converter.schemas.enable": "false"}, (True, False), ("JsonConverter", "JsonConverter")),
+    ({"key.converter.schemas.enable": False}, (False, True), ("JsonConverter", "JsonConverter")),
+    # the engine's converter.* wins over the per-side option, as Debezium's engine applies it
+    ({"key.converter.schemas.enable": "true", "converter.schemas.enable": "false"}, (False, False),
+     ("JsonConverter", "JsonConverter")),
+    (REG, (True, True), ("JsonConverter", "AvroConverter")),
+    ({**REG, "converter.schemas.enable": "false"}, (False, True), ("JsonConverter", "AvroConverter")),
+    ({"key.converter": AVRO, "value.converter": AVRO, "converter.schema.registry.url": "mock://u",
+      "converter.auto.register.schemas": "true"}, (True, True), ("AvroConverter", "AvroConverter")),
+    ({**REG, "value.converter.value.subject.name.strategy":
+      "io.confluent.kafka.serializers.subject.RecordNameStrategy"}, (True, True), ("JsonConverter", "AvroConverter")),
+    ({"value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter"}, (True, True),
+     ("JsonConverter", "ByteArrayConverter")),
+    ({"header.converter": "org.apache.kafka.connect.storage.SimpleHeaderConverter"}, (True, True),
+     ("JsonConverter", "JsonConverter")),
+]
+
+
+@pytest.mark.parametrize("props, schemas, classes", GOOD)
+def test_converter_settings(props: dict[str, Any], schemas: tuple[bool, bool], classes: tuple[str, str]) -> None:
+    c = build_config({**BASE, **props})
+    assert (c.key_converter_schemas_enable, c.value_converter_schemas_enable) == schemas
+    specs = c.converter_specs
+    assert (specs["key"].cls.rsplit(".", 1)[1], specs["value"].cls.rsplit(".", 1)[1]) == classes
+
+
+BAD = [
+    ({"value.converter": "com.example.Nope"}, "value.converter: unknown converter class 'com.example.Nope'"),
+    ({"value.converter.bogus": "1"}, "value.converter.bogus: unknown option 'bogus' of "
+                                     "org.apache.kafka.connect.json.JsonConverter"),
+    ({"converter.bogus": "1"}, "converter.bogus: unknown option 'bogus' of the configured converters"),
+    ({"value.converter.schemas.enable": "maybe"}, "value.converter.schemas.enable: must be true or false"),
+    ({"value.converter": AVRO}, "value.converter.schema.registry.url: required by " + AVRO),
+    ({**REG, "value.converter.bearer.auth.token": "t"}, "value.converter.bearer.auth.token: is not supported yet"),
+    ({**REG, "value.converter.schema.registry.ssl.truststore.location": "/x"},
+     "value.converter.schema.registry.ssl.truststore.location: is not supported yet"),
+    ({**REG, "value.converter.value.subject.name.strategy": "x.Y"}, "unknown subject name strategy"),
+    ({"header.converter": AVRO}, "header.converter: " + AVRO + " cannot be a header converter"),
+    *[({"value.converter": cls}, f"value.converter: {cls} is not supported yet") for cls in (
+        "io.confluent.connect.protobuf.ProtobufConverter", "io.confluent.connect.json.JsonSchemaConverter",
+        "io.apicurio.registry.utils.converter.AvroConverter", "io.debezium.converters.CloudEventsConverter",
+        "io.debezium.converters.BinaryDataConverter", "org.apache.kafka.connect.storage.StringConverter")],
+    ({**REG, "sink.type": "embedded"}, "value.converter: the embedded engine hands records over in JsonConverter's"),
+]
+
+
+@pytest.mark.parametrize("props, message", BAD)
+def test_bad_converter_settings_are_one_line(props: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        build_config({**BASE, **props})
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+class ListSink:
+    def __init__(self) -> None:
+        self.records: list[tuple[str, bytes | None, bytes | None]] = []
+
+    def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Any = None,
+             partition: int | None = None) -> None:
+        self.records.append((topic, key, value))
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _events(columns: list[tuple[str, str]]) -> TableEvents:
+    specs = [ColumnSpec(name, t, t, -1, name == "id") for name, t in columns]
+    return TableEvents("public", "t", specs, ["id"], EnvelopeSettings("dbserver1", Modes()))
+
+
+SOURCE = {"version": "3.6.3.Final", "connector": "postgresql", "name": "dbserver1", "ts_ms": 1, "snapshot": "false",
+          "db": "inventory", "sequence": None, "ts_us": 1, "ts_ns": 1, "schema": "public", "table": "t", "txId": 1,
+          "lsn": 1, "xmin": None, "origin": None, "origin_lsn": None}
+
+
+def _send(sink: ConvertingSink, t: TableEvents, values: list[str]) -> None:
+    after = t.row(values, 0)
+    sink.send(t.topic, t.key(after), t.value({"before": None, "after": after, "source": SOURCE,
+                                              "transaction": None, "op": "c", "ts_ms": 1, "ts_us": 1, "ts_ns": 1}))
+
+
+def test_a_schema_version_is_registered_once() -> None:
+    config = build_config({**BASE, "key.converter": AVRO, "value.converter": AVRO,
+                           "converter.schema.registry.url": "mock://once"})
+    key, value = make_converters(config, lambda: False)
+    assert key is not None and value is not None
+    inner = ListSink()
+    sink = ConvertingSink(inner, key, value)
+    v1 = _events([("id", "int4"), ("v", "text")])
+    for i in range(50):
+        _send(sink, v1, [str(i), "x"])
+    assert (key.registrations, value.registrations) == (1, 1)  # type: ignore[attr-defined]
+    v2 = _events([("id", "int4"), ("v", "text"), ("added", "int8")])  # a column added mid-stream
+    for i in range(50):
+        _send(sink, v2, [str(i), "y", "7"])
+    assert (key.registrations, value.registrations) == (1, 2)  # type: ignore[attr-defined]
+    client = value.client  # type: ignore[attr-defined]
+    assert sorted(client.get_versions("dbserver1.public.t-value")) == [1, 2]
+    ids = {rec[2][1:5] for rec in inner.records if rec[2] is not None}
+    assert len(ids) == 2 and all(rec[2] is not None and rec[2][0] == 0 for rec in inner.records)
+    second = orjson.loads(client.get_latest_version("dbserver1.public.t-value").schema.schema_str)
+    assert [f["name"] for f in second["fields"][0]["type"][1]["fields"]] == ["id", "v", "added"]
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_an_unreachable_registry_holds_records(caplog: pytest.LogCaptureFixture) -> None:
+    url = f"http://127.0.0.1:{_closed_port()}"
+    config = build_config({**BASE, **REG, "value.converter.schema.registry.url": url})
+    stop = threading.Event()
+    _, value = make_converters(config, stop.is_set)
+    inner = ListSink()
+    sink = ConvertingSink(inner, None, value)
+    errors: list[BaseException] = []
+
+    def send() -> None:
+        try:
+            _send(sink, _events([("id", "int4")]), ["1"])
+        except BaseException as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=send)
+    with caplog.at_level(logging.WARNING, logger="pgcdc.converters.avro"):
+        thread.start()
+        deadline = time.monotonic() + 30
+        while not any("records wait" in r.getMessage() for r in caplog.records) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert thread.is_alive() and inner.records == []  # held: nothing written without its schema id
+        stop.set()
+        thread.join(60)
+    line = next(r.getMessage() for r in caplog.records if "records wait" in r.getMessage())
+    assert line.startswith(f"schema registry {url}: subject dbserver1.public.t-value: ") and "\n" not in line
+    assert len(errors) == 1 and isinstance(errors[0], SinkError) and inner.records == []
+
+
+def test_use_latest_version_writes_with_the_latest_schema() -> None:
+    """use.latest.version: the record goes out under the subject's latest id, encoded with that schema."""
+    register = build_config({**BASE, **REG, "value.converter.schema.registry.url": "mock://latest"})
+    _, first = make_converters(register, lambda: False)
+    assert first is not None
+    inner = ListSink()
+    _send(ConvertingSink(inner, None, first), _events([("id", "int4"), ("v", "text")]), ["1", "x"])
+    latest = build_config({**BASE, **REG, "value.converter.schema.registry.url": "mock://latest",
+                           "value.converter.use.latest.version": "true",
+                           "value.converter.latest.compatibility.strict": "false"})
+    _, value = make_converters(latest, lambda: False)
+    assert value is not None
+    value.client = first.client  # type: ignore[attr-defined]  # the mock registry lives in its client
+    _send(ConvertingSink(inner, None, value), _events([("id", "int4"), ("v", "text")]), ["2", "y"])
+    assert inner.records[0][2] is not None and inner.records[1][2] is not None
+    assert inner.records[1][2][:5] == inner.records[0][2][:5]
+    assert first.registrations == 1  # type: ignore[attr-defined]
