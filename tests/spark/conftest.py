@@ -17,7 +17,9 @@ import pytest
 from pyspark.sql import SparkSession
 
 from pgcdc.local import PostgresCluster, TansuBroker
+from pgcdc.errors import ConfigError
 from pgcdc.spark import local_session
+from pgcdc.spark.session import kafka_package
 from tests.harness import Running, make_config, read_topic, wait_for
 
 SETUP = [
@@ -162,7 +164,11 @@ class Capture:
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[SparkSession]:
-    session = local_session()
+    # Spark's own kafka source beside pgcdc_kafka: its jar comes from Maven Central on first use (Ivy cache).
+    try:
+        session = local_session(packages=[kafka_package()])
+    except ConfigError as e:
+        pytest.fail(str(e), pytrace=False)
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
