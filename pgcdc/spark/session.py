@@ -15,7 +15,8 @@ from pgcdc.errors import ConfigError
 from pgcdc.spark.schema import DecodeOptions
 
 # delta-spark's release built for each Spark minor (the spark-sql version in its POM; Delta's PyPI package
-# states the same range). Delta 4.4 (Spark 4.2) is not on Maven Central yet.
+# states the same range). Delta 4.4 (Spark 4.2) is not on Maven Central yet. Used by benchmarks/spark_delta.py;
+# pgcdc's Delta target is delta-rs (docs/spark.md, "Targets").
 DELTA_FOR_SPARK = {"4.0": "4.0.1", "4.1": "4.3.1"}
 
 
@@ -37,22 +38,16 @@ def ivy_home() -> Path:
     return Path(os.environ.get("PGCDC_PG_CACHE", "/var/tmp/pgcdc")) / "ivy"
 
 
-def local_session(master: str = "local[2]", packages: Sequence[str] = (), delta: bool = False,
-                  **conf: str) -> SparkSession:
+def local_session(master: str = "local[2]", packages: Sequence[str] = (), **conf: str) -> SparkSession:
     """local[N] with the settings of NOTES (loopback, this interpreter for workers, no UI, UTC, 2 shuffle
     partitions) and the `pgcdc_kafka` source registered.
 
     `packages`: Maven coordinates for spark.jars.packages (e.g. `kafka_package()`), resolved by Spark's Ivy
-    into `ivy_home()`. `delta=True` adds delta-spark and its SQL extension and catalog (`fmt="delta-spark"`).
-    A session is one JVM: packages only take effect in the first session of a process."""
-    packages = [*packages, *([delta_package()] if delta else [])]
+    into `ivy_home()`. A session is one JVM: packages only take effect in the first session of a process."""
     if packages:
         ivy = ivy_home()
         ivy.mkdir(parents=True, exist_ok=True)
         conf = {"spark.jars.packages": ",".join(packages), "spark.jars.ivy": str(ivy), **conf}
-    if delta:
-        conf = {"spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
-                "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog", **conf}
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = (SparkSession.builder.master(master).appName("pgcdc")
@@ -66,13 +61,13 @@ def local_session(master: str = "local[2]", packages: Sequence[str] = (), delta:
         builder = builder.config(k, v)
     try:
         spark = builder.getOrCreate()
-    except Exception as e:
+    except Exception:
         if not packages:
             raise
         # Spark's Ivy prints what it could not resolve; the launcher only says the JVM exited.
         raise ConfigError(f"spark.jars.packages: cannot fetch {', '.join(packages)} from Maven Central into "
-                          f"{ivy_home()} (offline, or no such release for PySpark {pyspark.__version__}): "
-                          f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+                          f"{ivy_home()} (offline, or no such release for PySpark {pyspark.__version__}; "
+                          f"Ivy's report is above)") from None
     # Imported here: the Python streaming source needs PySpark 4.2; the package helpers above do not.
     from pgcdc.spark.reader import KafkaDataSource
 

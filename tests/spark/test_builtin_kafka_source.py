@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 
@@ -125,3 +128,21 @@ def test_fail_on_data_loss(spark: SparkSession, capture: Capture, tmp_path: Path
     got, want = (read_table(spark, table_path(tmp_path / name, copy), "parquet", meta=True).collect()
                  for name in ("lenient", "ours"))
     assert len(want) > 0 and sorted(got) == sorted(want)
+
+
+def test_jars_that_cannot_be_had_are_one_line(tmp_path: Path) -> None:
+    """A release Maven Central does not have (as for a PySpark whose kafka jar is not published): the session
+    is not started and the error is one line naming the coordinates and the Ivy folder."""
+    missing = "org.apache.spark:spark-sql-kafka-0-10_2.13:0.0.1-none"
+    code = ("from pgcdc.errors import ConfigError\n"
+            "from pgcdc.spark import local_session\n"
+            "try:\n"
+            f"    local_session(packages=[{missing!r}])\n"
+            "except ConfigError as e:\n"
+            "    print('ERROR ' + str(e))\n")
+    env = {**os.environ, "PGCDC_PG_CACHE": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+    errors = [line for line in done.stdout.splitlines() if line.startswith("ERROR ")]
+    assert len(errors) == 1, done.stdout + done.stderr
+    assert errors[0].startswith(f"ERROR spark.jars.packages: cannot fetch {missing} from Maven Central into "
+                                f"{tmp_path / 'ivy'}"), errors[0]
