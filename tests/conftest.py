@@ -1,7 +1,8 @@
-"""Shared fixtures. Tiers come from the folder: unit/, integration/, conformance/, slow/.
+"""Shared fixtures. Tiers come from the folder: unit/, integration/, conformance/, slow/, tansu/, spark/.
 
-Fixtures start real servers (a throwaway PostgreSQL cluster, a Tansu broker); when one cannot start, the
-test fails with the reason. Nothing that could run is mocked.
+Fixtures start real servers (a throwaway PostgreSQL cluster, an Apache Kafka broker, Tansu for the demo's
+path); when one cannot start, the test fails with the reason. Nothing that could run is mocked. Why which broker
+where: docs/decisions/test-broker.md.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from pgcdc.local import PostgresCluster, TansuBroker
+from pgcdc.local import KafkaBroker, PostgresCluster, TansuBroker
 
-TIERS = ("unit", "integration", "conformance", "slow", "spark")
+TIERS = ("unit", "integration", "conformance", "slow", "tansu", "spark")
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
@@ -41,7 +42,15 @@ def pg() -> Iterator[PostgresCluster]:
 
 
 @pytest.fixture(scope="session")
-def broker() -> Iterator[TansuBroker]:
+def broker() -> Iterator[KafkaBroker]:
+    """One Apache Kafka broker for the session: tests use topics of their own (named after their database)."""
+    with KafkaBroker() as b:
+        yield b
+
+
+@pytest.fixture(scope="session")
+def tansu() -> Iterator[TansuBroker]:
+    """Tansu, the broker `pgcdc demo` starts: for the tests of that path."""
     with TansuBroker() as b:
         yield b
 

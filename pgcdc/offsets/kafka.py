@@ -17,7 +17,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from pgcdc.errors import OffsetError
 from pgcdc.offsets import Offset
-from pgcdc.sink.kafka import end_producer
+from pgcdc.sink.kafka import ConnectErrors, end_producer
 
 log = logging.getLogger(__name__)
 
@@ -35,11 +35,12 @@ class KafkaOffsetStore:
         self._producer = Producer({**producer_config, "linger.ms": "0"})
 
     def _ensure_topic(self, partitions: int, replication_factor: int) -> None:
-        admin = AdminClient(self._client_conf)
+        errors = ConnectErrors()
+        admin = AdminClient({**self._client_conf, "error_cb": errors})
         try:
             md = admin.list_topics(timeout=self.timeout_s)
         except KafkaException as exc:
-            raise OffsetError(f"bootstrap.servers: cannot reach Kafka to read offsets: {exc.args[0]}") from None
+            raise OffsetError(errors.unreachable("cannot reach Kafka to read offsets", exc, admin)) from None
         if self.topic in md.topics and not md.topics[self.topic].error:
             return
         fut = admin.create_topics([NewTopic(self.topic, partitions, replication_factor,

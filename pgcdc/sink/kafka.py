@@ -18,6 +18,33 @@ from pgcdc.sink import Headers
 
 log = logging.getLogger(__name__)
 
+# librdkafka reports a refused login or TLS handshake only through the error callback; the request that fails
+# afterwards says "Broker transport failure". The settings to look at, by the callback's error code.
+CONNECT_ERROR_SETTINGS = {
+    KafkaError._AUTHENTICATION: "kafka.sasl.mechanism / kafka.sasl.username / kafka.sasl.password",
+    KafkaError._SSL: "kafka.ssl.* / kafka.security.protocol",
+}
+
+
+class ConnectErrors:
+    """An `error_cb` that keeps the last refused login or TLS handshake, for `unreachable()`."""
+
+    def __init__(self) -> None:
+        self.last: Any = None
+
+    def __call__(self, err: Any) -> None:
+        if err.code() in CONNECT_ERROR_SETTINGS:
+            self.last = err
+
+    def unreachable(self, what: str, exc: KafkaException, client: Any) -> str:
+        """`what` (e.g. "cannot reach Kafka at host:port") with the cause: the refusal if there was one. The
+        client's callbacks run only inside poll(): served here, once the request has failed."""
+        client.poll(0)
+        err = self.last
+        if err is None:
+            return f"bootstrap.servers: {what}: {exc.args[0].str()}"
+        return f"bootstrap.servers: {what}: {err.str()} (check {CONNECT_ERROR_SETTINGS[err.code()]})"
+
 
 class KafkaSink:
     def __init__(self, producer_config: dict[str, str], *, flush_timeout_s: float = 120.0) -> None:
@@ -29,6 +56,7 @@ class KafkaSink:
         # Called while `send` waits for room in a full queue (a broker that is down): the replication stream's
         # status update, so the server does not drop the connection after wal_sender_timeout.
         self.keepalive: Callable[[], None] | None = None
+        self._connect_errors = ConnectErrors()
         conf: dict[str, Any] = {**producer_config, "error_cb": self._on_error, "on_delivery": self._on_delivery}
         # Only failed records come back through poll(): flush() still waits for every acknowledgement, and a
         # delivered record no longer costs a Python callback and a Message object on the replication thread.
@@ -44,9 +72,11 @@ class KafkaSink:
         try:
             self._producer.list_topics(timeout=15)
         except KafkaException as exc:
-            raise SinkError(f"bootstrap.servers: cannot reach Kafka at {servers}: {exc.args[0].str()}") from None
+            raise SinkError(self._connect_errors.unreachable(f"cannot reach Kafka at {servers}", exc,
+                                                            self._producer)) from None
 
     def _on_error(self, err: Any) -> None:
+        self._connect_errors(err)
         if err.fatal():
             self._errors.append(err)
             self._error_topics.append("(producer)")

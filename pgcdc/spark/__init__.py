@@ -18,7 +18,8 @@ _EXPORTS = {
     "apply_changes": "apply", "read_quarantine": "apply", "read_table": "apply", "table_path": "apply",
     "Decoded": "changes", "TableChanges": "changes", "decode_changes": "changes",
     "KafkaDataSource": "reader", "DecodeOptions": "schema", "row_codec": "schema",
-    "local_session": "session", "stream_to_tables": "session",
+    "local_session": "session", "stream_to_tables": "session", "kafka_package": "session",
+    "delta_package": "session",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -1,8 +1,9 @@
 """A Python DataSource that reads Kafka topics through confluent-kafka with the rows of Spark's `kafka` source.
 
-In production Spark's built-in `kafka` source reads the topics (its jar is not available offline); offline and
-in tests this source, registered as `pgcdc_kafka` (a Python source may not be named `kafka`), yields the same
-columns, so everything downstream takes either:
+In production Spark's built-in `kafka` source reads the topics (its jar from Maven Central, see
+session.kafka_package); without that jar this source, registered as `pgcdc_kafka` (a Python source may not be
+named `kafka`), yields the same rows (tests/spark/test_builtin_kafka_source.py), so everything downstream takes
+either:
 
     spark.dataSource.register(KafkaDataSource)
     spark.read.format("pgcdc_kafka").option("kafka.bootstrap.servers", ...).option("subscribe", "a,b").load()
@@ -13,7 +14,7 @@ Options (Spark lower-cases their keys): `kafka.<librdkafka property>`, `subscrib
 `{"topic":{"0":42}}`), `endingOffsets` (batch: "latest" or JSON), `includeHeaders` ("true"/"false").
 
 Ends are found by reading each partition to its end (partition EOF), not from the broker's high watermark:
-the test broker (Tansu) reports wrong watermarks for multi-record batches (NOTES, Tansu). For the same reason a
+Tansu (the demo's broker) reports wrong watermarks for multi-record batches (NOTES, Tansu). For the same reason a
 streaming micro-batch's end offset is found on the driver by a scan that only counts records.
 """
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pgcdc.local import PostgresCluster, TansuBroker
+from pgcdc.local import KafkaBroker, PostgresCluster
 from pgcdc.sink.memory import MemorySink
 from tests.conformance.oracle import read_records, start_oracle, stop_oracle
 from tests.harness import Running, make_config, payload, read_topic, wait_for, wait_records
@@ -16,7 +16,7 @@ from tests.harness import Running, make_config, payload, read_topic, wait_for, w
 NAME = "inventory-connector"
 
 
-def shared(pg: PostgresCluster, dbname: str, broker: TansuBroker) -> dict[str, str]:
+def shared(pg: PostgresCluster, dbname: str, broker: KafkaBroker) -> dict[str, str]:
     return {**pg.connection_properties(dbname), "name": NAME, "topic.prefix": "dbserver1",
             "snapshot.mode": "no_data", "slot.name": f"s_{dbname}", "publication.name": f"p_{dbname}",
             "bootstrap.servers": broker.bootstrap_servers, "offset.storage.topic": f"offsets_{dbname}",
@@ -54,7 +54,7 @@ def debezium_run_config(pg: PostgresCluster, dbname: str, config: dict, slot: st
     return read_records(out)
 
 
-def test_debezium_offsets_resume_in_pgcdc(pg: PostgresCluster, dbname: str, broker: TansuBroker,
+def test_debezium_offsets_resume_in_pgcdc(pg: PostgresCluster, dbname: str, broker: KafkaBroker,
                                           tmp_path: Path) -> None:
     pg.execute("CREATE TABLE t (id int PRIMARY KEY)", dbname)
     props = shared(pg, dbname, broker)
@@ -72,7 +72,7 @@ def test_debezium_offsets_resume_in_pgcdc(pg: PostgresCluster, dbname: str, brok
     assert created_ids(sink.records) == [6, 7, 8, 9, 10, 11]
 
 
-def test_pgcdc_offsets_resume_in_debezium(pg: PostgresCluster, dbname: str, broker: TansuBroker,
+def test_pgcdc_offsets_resume_in_debezium(pg: PostgresCluster, dbname: str, broker: KafkaBroker,
                                           tmp_path: Path) -> None:
     pg.execute("CREATE TABLE t (id int PRIMARY KEY)", dbname)
     props = shared(pg, dbname, broker)
@@ -87,7 +87,7 @@ def test_pgcdc_offsets_resume_in_debezium(pg: PostgresCluster, dbname: str, brok
     assert created_ids(second) == [6, 7, 8, 9, 10, 11]
 
 
-def test_offset_file_carries_over_both_ways(pg: PostgresCluster, dbname: str, broker: TansuBroker,
+def test_offset_file_carries_over_both_ways(pg: PostgresCluster, dbname: str, broker: KafkaBroker,
                                             tmp_path: Path) -> None:
     """The same offset file: Debezium's FileOffsetBackingStore, then pgcdc, then Debezium again."""
     pg.execute("CREATE TABLE t (id int PRIMARY KEY)", dbname)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka.admin import AdminClient
 
-from pgcdc.local import PostgresCluster, TansuBroker
+from pgcdc.local import KafkaBroker, PostgresCluster
 from pgcdc.local.postgres import free_port
 
 DROP = None  # an override of None removes the property
@@ -114,7 +114,7 @@ def error_lines(proc: subprocess.CompletedProcess[str]) -> list[str]:
     return [ln for ln in proc.stderr.splitlines() if ln.startswith("pgcdc: error:")]
 
 
-def topics(broker: TansuBroker) -> set[str]:
+def topics(broker: KafkaBroker) -> set[str]:
     return set(AdminClient({"bootstrap.servers": broker.bootstrap_servers}).list_topics(timeout=20).topics)
 
 
@@ -126,7 +126,7 @@ def state(pg: PostgresCluster, db: str) -> tuple[list, list]:
     return slots, pubs
 
 
-def base(pg: PostgresCluster, db: str, broker: TansuBroker) -> dict[str, str]:
+def base(pg: PostgresCluster, db: str, broker: KafkaBroker) -> dict[str, str]:
     return {**pg.connection_properties(db), "name": f"bad_{db}", "topic.prefix": "bad", "snapshot.mode": "no_data",
             "slot.name": f"slot_{db}", "publication.name": f"pub_{db}",
             "bootstrap.servers": broker.bootstrap_servers, "offset.storage.topic": f"offsets_{db}",
@@ -148,7 +148,7 @@ def replica_pg() -> Iterator[PostgresCluster]:
 
 
 @pytest.mark.parametrize(("overrides", "setup", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_bad_config(pg: PostgresCluster, dbname: str, broker: TansuBroker, tmp_path: Path,
+def test_bad_config(pg: PostgresCluster, dbname: str, broker: KafkaBroker, tmp_path: Path,
                     overrides: dict[str, str | None], setup: str, expected: str) -> None:
     fill = {"db": dbname, "tmp": str(tmp_path), "free_port": str(free_port())}
     if setup:
@@ -173,7 +173,7 @@ def test_bad_config(pg: PostgresCluster, dbname: str, broker: TansuBroker, tmp_p
                    f"WHERE slot_name = 'slot_{dbname}'")
 
 
-def test_offset_file_store_leaves_no_file(pg: PostgresCluster, dbname: str, broker: TansuBroker,
+def test_offset_file_store_leaves_no_file(pg: PostgresCluster, dbname: str, broker: KafkaBroker,
                                           tmp_path: Path) -> None:
     pg.execute("CREATE TABLE t (id int PRIMARY KEY)", dbname)
     config = {**base(pg, dbname, broker), "offset.storage": "file",
@@ -183,7 +183,7 @@ def test_offset_file_store_leaves_no_file(pg: PostgresCluster, dbname: str, brok
     assert not (tmp_path / "offsets.dat").exists()
 
 
-def test_wal_level_replica(replica_pg: PostgresCluster, broker: TansuBroker, tmp_path: Path) -> None:
+def test_wal_level_replica(replica_pg: PostgresCluster, broker: KafkaBroker, tmp_path: Path) -> None:
     db = replica_pg.create_database("walrep")
     check(run_cli(tmp_path, base(replica_pg, db, broker)), "wal_level is 'replica'; set wal_level=logical")
     assert state(replica_pg, db) == ([], [])

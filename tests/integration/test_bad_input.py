@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pgcdc.local import PostgresCluster, TansuBroker
+from pgcdc.local import KafkaBroker, PostgresCluster
 from pgcdc.local.postgres import free_port
 
 
@@ -29,7 +29,7 @@ def leftovers(pg: PostgresCluster, db: str) -> tuple[list, list]:
     return slots, pubs
 
 
-def base(pg: PostgresCluster, db: str, broker: TansuBroker) -> dict[str, str]:
+def base(pg: PostgresCluster, db: str, broker: KafkaBroker) -> dict[str, str]:
     return {**pg.connection_properties(db), "topic.prefix": "bad", "snapshot.mode": "no_data",
             "bootstrap.servers": broker.bootstrap_servers, "offset.storage": "memory"}
 
@@ -46,7 +46,7 @@ def replica_pg() -> Iterator[PostgresCluster]:
         yield cluster
 
 
-def test_wal_level_not_logical(replica_pg: PostgresCluster, broker: TansuBroker, tmp_path: Path) -> None:
+def test_wal_level_not_logical(replica_pg: PostgresCluster, broker: KafkaBroker, tmp_path: Path) -> None:
     proc = run_cli(tmp_path, base(replica_pg, "postgres", broker))
     assert proc.returncode != 0
     assert "wal_level is 'replica'" in error_line(proc)
@@ -61,7 +61,7 @@ def test_wal_level_not_logical(replica_pg: PostgresCluster, broker: TansuBroker,
     ({"decimal.handling.mode": "float"}, "decimal.handling.mode: Input should be"),
     ({"publication.autocreate.mode": "disabled"}, "publication.name: publication 'dbz_publication' does not exist"),
 ])
-def test_bad_settings(pg: PostgresCluster, dbname: str, broker: TansuBroker, tmp_path: Path,
+def test_bad_settings(pg: PostgresCluster, dbname: str, broker: KafkaBroker, tmp_path: Path,
                       override: dict[str, str], expected: str) -> None:
     proc = run_cli(tmp_path, {**base(pg, dbname, broker), **override})
     assert proc.returncode != 0
@@ -69,7 +69,7 @@ def test_bad_settings(pg: PostgresCluster, dbname: str, broker: TansuBroker, tmp
     assert leftovers(pg, dbname) == ([], [])
 
 
-def test_no_replication_privilege(pg: PostgresCluster, dbname: str, broker: TansuBroker, tmp_path: Path) -> None:
+def test_no_replication_privilege(pg: PostgresCluster, dbname: str, broker: KafkaBroker, tmp_path: Path) -> None:
     pg.execute("DO $$BEGIN CREATE ROLE plain LOGIN PASSWORD 'plain'; EXCEPTION WHEN duplicate_object THEN NULL; "
                "END$$")
     proc = run_cli(tmp_path, {**base(pg, dbname, broker), "database.user": "plain", "database.password": "plain"})
@@ -78,7 +78,7 @@ def test_no_replication_privilege(pg: PostgresCluster, dbname: str, broker: Tans
     assert leftovers(pg, dbname) == ([], [])
 
 
-def test_broker_unreachable(pg: PostgresCluster, dbname: str, broker: TansuBroker, tmp_path: Path) -> None:
+def test_broker_unreachable(pg: PostgresCluster, dbname: str, broker: KafkaBroker, tmp_path: Path) -> None:
     cfg = {**base(pg, dbname, broker), "bootstrap.servers": f"127.0.0.1:{free_port()}",
            "kafka.socket.connection.setup.timeout.ms": "2000"}
     proc = run_cli(tmp_path, cfg)

@@ -6,12 +6,12 @@ import time
 
 import psycopg
 
-from pgcdc.local import PostgresCluster, TansuBroker
+from pgcdc.local import KafkaBroker, PostgresCluster
 from tests.harness import Running, make_config, payload, read_topic, wait_for
 
 
 def test_checkpoints_are_taken_between_transactions_without_waiting(pg: PostgresCluster, dbname: str,
-                                                                    broker: TansuBroker) -> None:
+                                                                    broker: KafkaBroker) -> None:
     pg.execute("CREATE TABLE c (id int PRIMARY KEY)", dbname)
     config = make_config(pg, dbname, broker.bootstrap_servers, **{
         "topic.prefix": dbname, "offset.flush.interval.ms": "100"})

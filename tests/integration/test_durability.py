@@ -15,7 +15,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from pgcdc.local import PostgresCluster, TansuBroker
+from pgcdc.local import KafkaBroker, PostgresCluster
 from tests.harness import Running, make_config, payload, read_topic, wait_for
 
 
@@ -28,19 +28,19 @@ def start_cli(tmp_path: Path, config: dict[str, str], env_extra: dict[str, str] 
                             stderr=log, env=env)
 
 
-def kafka_config(pg: PostgresCluster, db: str, broker: TansuBroker) -> dict[str, str]:
+def kafka_config(pg: PostgresCluster, db: str, broker: KafkaBroker) -> dict[str, str]:
     return {**pg.connection_properties(db), "name": f"dur_{db}", "topic.prefix": db, "snapshot.mode": "no_data",
             "slot.name": f"slot_{db}", "publication.name": f"pub_{db}", "bootstrap.servers": broker.bootstrap_servers,
             "offset.storage.topic": f"offsets_{db}", "offset.storage.partitions": "1",
             "offset.flush.interval.ms": "100", "status.update.interval.ms": "500"}
 
 
-def ids_in(broker: TansuBroker, topic: str) -> list[int]:
+def ids_in(broker: KafkaBroker, topic: str) -> list[int]:
     return [payload(r)["after"]["id"] for r in read_topic(broker.bootstrap_servers, topic)
             if r["value"] is not None and payload(r)["op"] == "c"]
 
 
-def wait_for_ids(broker: TansuBroker, topic: str, expected: set[int], timeout: float = 60) -> list[int]:
+def wait_for_ids(broker: KafkaBroker, topic: str, expected: set[int], timeout: float = 60) -> list[int]:
     got: list[int] = []
 
     def complete() -> bool:
@@ -53,7 +53,7 @@ def wait_for_ids(broker: TansuBroker, topic: str, expected: set[int], timeout: f
 
 
 def test_graceful_restart_resumes_without_loss_or_duplicates(pg: PostgresCluster, dbname: str,
-                                                            broker: TansuBroker) -> None:
+                                                            broker: KafkaBroker) -> None:
     pg.execute("CREATE TABLE r (id int PRIMARY KEY)", dbname)
     cfg = kafka_config(pg, dbname, broker)
     config = make_config(pg, dbname, broker.bootstrap_servers, **cfg)
@@ -84,7 +84,7 @@ def writer(pg: PostgresCluster, db: str, stop: threading.Event, committed: list[
             time.sleep(0.005)
 
 
-def test_kill9_under_load_loses_nothing(pg: PostgresCluster, dbname: str, broker: TansuBroker,
+def test_kill9_under_load_loses_nothing(pg: PostgresCluster, dbname: str, broker: KafkaBroker,
                                         tmp_path: Path) -> None:
     pg.execute("CREATE TABLE w (id int PRIMARY KEY)", dbname)
     cfg = kafka_config(pg, dbname, broker)
@@ -115,7 +115,7 @@ def test_kill9_under_load_loses_nothing(pg: PostgresCluster, dbname: str, broker
 
 
 @pytest.mark.parametrize("step", ["flush", "store", "confirm"])
-def test_crash_between_durability_steps(pg: PostgresCluster, dbname: str, broker: TansuBroker, tmp_path: Path,
+def test_crash_between_durability_steps(pg: PostgresCluster, dbname: str, broker: KafkaBroker, tmp_path: Path,
                                         step: str) -> None:
     pg.execute("CREATE TABLE s (id int PRIMARY KEY)", dbname)
     cfg = kafka_config(pg, dbname, broker)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from pgcdc.embed import Engine, Event
-from pgcdc.local import PostgresCluster, TansuBroker
+from pgcdc.local import KafkaBroker, PostgresCluster
 
 
 def props(pg: PostgresCluster, db: str, **extra: str) -> dict[str, Any]:
@@ -229,7 +229,7 @@ def test_custom_sink_is_flushed_before_each_offset(pg: PostgresCluster, dbname: 
     assert sink.flushed_at[0] == (1, 0)
 
 
-def test_offsets_in_kafka(pg: PostgresCluster, dbname: str, broker: TansuBroker) -> None:
+def test_offsets_in_kafka(pg: PostgresCluster, dbname: str, broker: KafkaBroker) -> None:
     pg.execute("CREATE TABLE n (id int PRIMARY KEY)", dbname)
     cfg = props(pg, dbname, **{"offset.storage": "kafka", "bootstrap.servers": broker.bootstrap_servers,
                                 "offset.storage.topic": f"offsets_{dbname}", "offset.storage.partitions": "1"})

@@ -20,7 +20,7 @@ import psycopg
 import pytest
 
 from pgcdc.capture.position import IncrementalProgress
-from pgcdc.local import PostgresCluster, TansuBroker
+from pgcdc.local import KafkaBroker, PostgresCluster
 from pgcdc.offsets.memory import MemoryOffsetStore
 from pgcdc.sink.memory import MemorySink
 from tests.harness import Running, make_config, wait_for
@@ -230,7 +230,7 @@ def test_blocking_snapshot_under_concurrent_writes_folds_to_the_database(pg: Pos
         assert folded == expected, (table, len(folded), len(expected))
 
 
-def test_kafka_and_file_signal_channels(pg: PostgresCluster, dbname: str, broker: TansuBroker,
+def test_kafka_and_file_signal_channels(pg: PostgresCluster, dbname: str, broker: KafkaBroker,
                                         tmp_path: Path) -> None:
     """signal.enabled.channels=source,kafka,file: a record keyed by topic.prefix on signal.kafka.topic, a line
     in signal.file; a Kafka signal handled before a restart is not handled again after it."""

@@ -14,7 +14,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from pgcdc.local import PostgresCluster, TansuBroker
+from pgcdc.local import KafkaBroker, PostgresCluster
 from pgcdc.sink.memory import MemorySink
 from tests.harness import Running, make_config, payload, wait_for, wait_records
 from tests.integration.test_durability import kafka_config, start_cli, wait_for_ids, wait_slot_active
@@ -120,7 +120,7 @@ def test_two_big_transactions_interleaved(small_mem_pg: PostgresCluster, db: str
 
 
 @pytest.mark.parametrize("outcome", ["commit", "rollback"])
-def test_killed_inside_a_streamed_transaction(small_mem_pg: PostgresCluster, db: str, broker: TansuBroker,
+def test_killed_inside_a_streamed_transaction(small_mem_pg: PostgresCluster, db: str, broker: KafkaBroker,
                                               tmp_path: Path, outcome: str) -> None:
     """SIGKILL while the server is streaming an open transaction to pgcdc: nothing of it was emitted or
     confirmed, so after the restart the server sends it again and it arrives whole, once (or not at all when

@@ -15,7 +15,7 @@ import orjson
 import pytest
 
 from pgcdc.errors import SlotLost, SourceError
-from pgcdc.local import PostgresCluster, TansuBroker
+from pgcdc.local import KafkaBroker, PostgresCluster
 from pgcdc.lsn import parse_lsn
 from pgcdc.runner import Connector
 from pgcdc.sink.memory import MemorySink
@@ -87,7 +87,7 @@ def test_bad_metrics_port_is_one_clear_error(pg: PostgresCluster, dbname: str) -
             Connector(config, sink=MemorySink()).run()
 
 
-def test_standby_takes_over_when_the_active_one_is_killed(pg: PostgresCluster, dbname: str, broker: TansuBroker,
+def test_standby_takes_over_when_the_active_one_is_killed(pg: PostgresCluster, dbname: str, broker: KafkaBroker,
                                                           tmp_path: Path) -> None:
     pg.execute("CREATE TABLE w (id int PRIMARY KEY)", dbname)
     # Both processes share one offset store. (A file here: the test broker stalls a reader of a topic that another
@@ -112,7 +112,7 @@ def test_standby_takes_over_when_the_active_one_is_killed(pg: PostgresCluster, d
                 proc.wait(10)
 
 
-def _standby_takeover(pg: PostgresCluster, dbname: str, broker: TansuBroker, tmp_path: Path, cfg: dict[str, str],
+def _standby_takeover(pg: PostgresCluster, dbname: str, broker: KafkaBroker, tmp_path: Path, cfg: dict[str, str],
                       active: Any, standby: Any, stop: threading.Event, w: threading.Thread,
                       committed: list[int]) -> None:
     try:

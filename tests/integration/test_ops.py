@@ -9,7 +9,7 @@ from click.testing import CliRunner, Result
 
 from pgcdc.cli import main
 from pgcdc.lsn import format_lsn, parse_lsn
-from pgcdc.local import PostgresCluster, TansuBroker
+from pgcdc.local import KafkaBroker, PostgresCluster
 from pgcdc.offsets import offset_key
 from pgcdc.offsets.file import FileOffsetStore
 from tests.harness import Running, make_config, wait_for
@@ -106,7 +106,7 @@ def test_status_offsets_and_slots(pg: PostgresCluster, dbname: str, tmp_path: Pa
     assert parse_lsn(slot["confirmed_flush_lsn"]) > 0
 
 
-def test_kafka_offset_reset_writes_a_null_value(broker: TansuBroker) -> None:
+def test_kafka_offset_reset_writes_a_null_value(broker: KafkaBroker) -> None:
     from pgcdc.offsets.kafka import KafkaOffsetStore
 
     key = offset_key("ops", "kafka")

@@ -1,6 +1,7 @@
 """TLS: to PostgreSQL (database.sslmode require / verify-ca / verify-full, client certificates) against a cluster
 with ssl=on, and to Kafka (kafka.security.protocol SSL / SASL_SSL handed to librdkafka) against a local TLS
-endpoint, because the test broker (Tansu 0.6) serves no TLS listener: its --cert option leaves the port plain.
+endpoint that records the first Kafka request each client sends inside TLS (which client gets which settings).
+Streaming over Apache Kafka's own TLS and SASL/SCRAM listeners: tests/integration/test_kafka_security.py.
 
 Certificates are made here with the openssl command: a CA, a server certificate for IP 127.0.0.1 and DNS
 pg.test, a client certificate for the role `certuser`, and a second, unrelated CA."""

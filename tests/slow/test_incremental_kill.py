@@ -20,7 +20,7 @@ import psycopg
 import pytest
 
 from pgcdc.capture.position import IncrementalProgress
-from pgcdc.local import PostgresCluster, TansuBroker
+from pgcdc.local import KafkaBroker, PostgresCluster
 from tests.harness import payload, random_writes, read_topic, wait_for
 from tests.integration.test_durability import kafka_config, start_cli
 from tests.slow.test_snapshot_kill import stop_after_the_writes, stored_offset
@@ -33,7 +33,7 @@ def writer(pg: PostgresCluster, db: str, stop: threading.Event, seed: int) -> No
 
 
 @pytest.mark.parametrize("read_only", [False, True])
-def test_kill9_during_incremental_snapshot(pg: PostgresCluster, dbname: str, broker: TansuBroker,
+def test_kill9_during_incremental_snapshot(pg: PostgresCluster, dbname: str, broker: KafkaBroker,
                                            tmp_path: Path, read_only: bool) -> None:
     kills = int(os.environ.get("PGCDC_SOAK_INCREMENTAL_KILLS", "4"))
     pg.execute("CREATE TABLE a (id int PRIMARY KEY, v int NOT NULL);"

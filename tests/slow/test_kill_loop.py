@@ -20,7 +20,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from pgcdc.local import PostgresCluster, TansuBroker
+from pgcdc.local import KafkaBroker, PostgresCluster
 from tests.harness import payload, read_topic, wait_for
 from tests.integration.test_durability import kafka_config, start_cli, wait_slot_active
 
@@ -73,7 +73,7 @@ def fold(records: list[dict]) -> tuple[dict[int, int], list[tuple[int, int]]]:
     return state, versions
 
 
-def test_kill9_loop_keeps_every_committed_change(pg: PostgresCluster, dbname: str, broker: TansuBroker,
+def test_kill9_loop_keeps_every_committed_change(pg: PostgresCluster, dbname: str, broker: KafkaBroker,
                                                  tmp_path: Path) -> None:
     kill_loop(pg, dbname, broker, tmp_path, int(os.environ.get("PGCDC_SOAK_KILLS", "8")), big=0.02)
 
@@ -88,7 +88,7 @@ def streaming_pg() -> Iterator[PostgresCluster]:
         yield cluster
 
 
-def test_kill9_loop_inside_streamed_transactions(streaming_pg: PostgresCluster, broker: TansuBroker,
+def test_kill9_loop_inside_streamed_transactions(streaming_pg: PostgresCluster, broker: KafkaBroker,
                                                 tmp_path: Path) -> None:
     """The same loop where a fifth of the transactions are big enough to be streamed before commit: kills land
     while pgcdc holds blocks of open transactions in its spill files and while it replays committed ones."""
@@ -102,7 +102,7 @@ def test_kill9_loop_inside_streamed_transactions(streaming_pg: PostgresCluster, 
         print(f"streamed transactions (server's count, resends included): {streamed[0][0]}")
 
 
-def kill_loop(pg: PostgresCluster, dbname: str, broker: TansuBroker, tmp_path: Path, kills: int,
+def kill_loop(pg: PostgresCluster, dbname: str, broker: KafkaBroker, tmp_path: Path, kills: int,
               big: float) -> None:
     for t in TABLES:
         pg.execute(f"CREATE TABLE {t} (id int PRIMARY KEY, v int NOT NULL)", dbname)

@@ -20,7 +20,7 @@ from typing import Any
 import psycopg
 
 from pgcdc.capture.position import SnapshotProgress
-from pgcdc.local import PostgresCluster, TansuBroker
+from pgcdc.local import KafkaBroker, PostgresCluster
 from pgcdc.offsets import offset_key
 from pgcdc.offsets.file import FileOffsetStore
 from tests.harness import payload, random_writes, read_topic, wait_for
@@ -61,7 +61,7 @@ def run_id(record: dict[str, Any]) -> str:
     return value["payload"] if isinstance(value, dict) else value
 
 
-def test_kill9_during_initial_snapshot(pg: PostgresCluster, dbname: str, broker: TansuBroker,
+def test_kill9_during_initial_snapshot(pg: PostgresCluster, dbname: str, broker: KafkaBroker,
                                        tmp_path: Path) -> None:
     kills = int(os.environ.get("PGCDC_SOAK_SNAPSHOT_KILLS", "5"))
     for t in TABLES:
@@ -144,7 +144,7 @@ def test_kill9_during_initial_snapshot(pg: PostgresCluster, dbname: str, broker:
 
 
 def test_sigterm_during_initial_snapshot_resumes_without_repeats(pg: PostgresCluster, dbname: str,
-                                                                 broker: TansuBroker, tmp_path: Path) -> None:
+                                                                 broker: KafkaBroker, tmp_path: Path) -> None:
     """SIGTERM stores the exact progress (after the sink flushed): the restart repeats no row at all."""
     pg.execute("CREATE TABLE a (id int PRIMARY KEY, v int NOT NULL);"
                "INSERT INTO a SELECT g, 0 FROM generate_series(1, 200000) g", dbname)

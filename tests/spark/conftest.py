@@ -2,9 +2,10 @@
 
 `capture` runs a real workload on PostgreSQL (snapshot, then streaming: many types, PostGIS and hstore, PK
 changes, deletes, a truncate, columns added, dropped and retyped) through pgcdc with the default handling
-modes into the Tansu broker; `modes_capture` runs a small one with the other modes (binary.handling.mode=hex,
-hstore.handling.mode=map, interval.handling.mode=string, time.precision.mode=isostring). The tests read those
-topics with the `pgcdc_kafka` DataSource and compare what they build with PostgreSQL itself.
+modes into the Apache Kafka broker; `modes_capture` runs a small one with the other modes
+(binary.handling.mode=hex, hstore.handling.mode=map, interval.handling.mode=string, time.precision.mode=isostring).
+The tests read those topics with the `pgcdc_kafka` DataSource and Spark's own `kafka` source and compare what
+they build with PostgreSQL itself.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from dataclasses import dataclass
 import pytest
 from pyspark.sql import SparkSession
 
-from pgcdc.local import PostgresCluster, TansuBroker
+from pgcdc.local import KafkaBroker, PostgresCluster
+from pgcdc.errors import ConfigError
 from pgcdc.spark import local_session
+from pgcdc.spark.session import kafka_package
 from tests.harness import Running, make_config, read_topic, wait_for
 
 SETUP = [
@@ -162,13 +165,17 @@ class Capture:
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[SparkSession]:
-    session = local_session()
+    # Spark's own kafka source beside pgcdc_kafka: its jar comes from Maven Central on first use (Ivy cache).
+    try:
+        session = local_session(packages=[kafka_package()])
+    except ConfigError as e:
+        pytest.fail(str(e), pytrace=False)
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
 
 
-def run_capture(pg: PostgresCluster, broker: TansuBroker, setup: list[str], snapshot: list[str],
+def run_capture(pg: PostgresCluster, broker: KafkaBroker, setup: list[str], snapshot: list[str],
                 stream: list[str], tables: tuple[str, ...], **props: str) -> Capture:
     """A fresh database: `setup` and `snapshot` run before pgcdc starts (initial snapshot), `stream` while it
     runs; returns when the last statement's event (an insert into `sentinel`) is in Kafka."""
@@ -190,7 +197,7 @@ def run_capture(pg: PostgresCluster, broker: TansuBroker, setup: list[str], snap
 
 
 @pytest.fixture(scope="session")
-def capture(pg: PostgresCluster, broker: TansuBroker) -> Capture:
+def capture(pg: PostgresCluster, broker: KafkaBroker) -> Capture:
     if not pg.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'postgis'"):
         pytest.fail("the PostGIS extension is not installed on this PostgreSQL server (`./dev test-spark` installs "
                     "Debian's postgresql-15-postgis-3; other majors have none)")
@@ -198,5 +205,5 @@ def capture(pg: PostgresCluster, broker: TansuBroker) -> Capture:
 
 
 @pytest.fixture(scope="session")
-def modes_capture(pg: PostgresCluster, broker: TansuBroker) -> Capture:
+def modes_capture(pg: PostgresCluster, broker: KafkaBroker) -> Capture:
     return run_capture(pg, broker, MODES_SETUP, MODES_SNAPSHOT, MODES_STREAM, ("modes",), **MODES_PROPS)

@@ -1,8 +1,8 @@
-"""`pgcdc_kafka` against the contract of Spark's built-in `kafka` source, whose jar cannot be fetched here.
+"""`pgcdc_kafka` against the contract of Spark's built-in `kafka` source, as written in its guide and code.
 
-The built-in source never runs in this tier. What is checked instead: the schema `pgcdc_kafka` declares is the
-kafka source's, column for column, and a DataFrame with that schema built from the records as a plain Kafka
-consumer (confluent-kafka) reads them decodes and applies to the same tables as the `pgcdc_kafka` rows.
+The schema `pgcdc_kafka` declares is the kafka source's, column for column, and a DataFrame with that schema
+built from the records as a plain Kafka consumer (confluent-kafka) reads them decodes and applies to the same
+tables as the `pgcdc_kafka` rows. test_builtin_kafka_source.py compares with the built-in source itself.
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ import pytest
 import yaml
 
 from pgcdc.config import ConnectorConfig, env_overrides, is_secret_property, load_config
+from pgcdc.local.kafka import KAFKA_VERSION
 
 DOCKER = Path(__file__).resolve().parents[2] / "docker"
 BIN = Path(sys.executable).parent
@@ -152,7 +153,8 @@ def test_compose_services() -> None:
     assert init and all((DOCKER / path).exists() for path in init)
 
     kafka = services["kafka"]
-    assert kafka["image"].startswith("apache/kafka:")
+    # The compose file runs the Apache Kafka the tests run (pgcdc/local/kafka.py, fetched by ./dev).
+    assert kafka["image"] == f"apache/kafka:{KAFKA_VERSION}"
     kenv = kafka["environment"]
     assert set(kenv["KAFKA_PROCESS_ROLES"].split(",")) == {"broker", "controller"}  # KRaft, no ZooKeeper
     assert not [k for k in kenv if "ZOOKEEPER" in k]
@@ -163,6 +165,14 @@ def test_compose_services() -> None:
     assert (DOCKER.parent / app["build"]["dockerfile"]).exists()
     assert {name: dep["condition"] for name, dep in app["depends_on"].items()} == {
         "postgres": "service_healthy", "kafka": "service_healthy"}
+
+
+def test_dev_fetches_the_kafka_version_the_tests_start() -> None:
+    # ./dev reads the version from this line of pgcdc/local/kafka.py with sed: a reformatted line would make it
+    # fetch nothing.
+    source = (DOCKER.parent / "pgcdc" / "local" / "kafka.py").read_text()
+    assert f'\nKAFKA_VERSION = "{KAFKA_VERSION}"\n' in source
+    assert "s/^KAFKA_VERSION = " in (DOCKER.parent / "dev").read_text()
 
 
 def test_compose_configures_pgcdc_with_real_properties() -> None:
