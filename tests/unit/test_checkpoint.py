@@ -15,7 +15,7 @@ from pgcdc.capture.position import Position
 from pgcdc.durability import Checkpointer
 from pgcdc.errors import SinkError
 from pgcdc.offsets.memory import MemoryOffsetStore
-from pgcdc.sink.kafka import KafkaSink
+from pgcdc.sink.kafka import ConnectErrors, KafkaSink
 from pgcdc.sink.memory import DropSink, MemorySink
 
 
@@ -147,6 +147,7 @@ def unreachable_kafka_sink(**extra: str) -> KafkaSink:
     sink = KafkaSink.__new__(KafkaSink)
     sink.flush_timeout_s = 1.0
     sink._errors, sink._error_topics, sink.sent, sink.bytes, sink.keepalive = [], [], 0, 0, None
+    sink._connect_errors = ConnectErrors()
     sink._producer = Producer({"bootstrap.servers": "127.0.0.1:9", "message.timeout.ms": "200",
                                "delivery.report.only.error": True, "on_delivery": sink._on_delivery,
                                "error_cb": sink._on_error, "log_level": "0", **extra})
