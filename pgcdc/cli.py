@@ -22,10 +22,11 @@ P = ParamSpec("P")
 
 def _fail(exc: BaseException) -> None:
     log.debug("failure", exc_info=exc)
-    if logs.is_json():  # one more JSON line, so that every line of stderr parses
-        log.error("%s", exc)
-    else:
-        click.echo(f"pgcdc: error: {logs.redact(str(exc))}", err=True)
+    for line in getattr(exc, "problems", None) or (str(exc),):  # a ConfigError lists every problem found
+        if logs.is_json():  # one more JSON line, so that every line of stderr parses
+            log.error("%s", line)
+        else:
+            click.echo(f"pgcdc: error: {logs.redact(line)}", err=True)
     sys.exit(2 if isinstance(exc, PgcdcError) else 1)
 
 

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from pgcdc import client_settings
+from pgcdc import client_settings, config_values
 from pgcdc.config_sources import (ENV_PREFIX, RESERVED_ENV, RESERVED_ENV_PREFIXES, env_overrides,
                                   parse_properties, read_config_file, read_password_file)
 from pgcdc.errors import ConfigError
@@ -38,6 +38,7 @@ PASSTHROUGH_PREFIXES = ("kafka.", "producer.override.", "producer.")
 SELECT_OVERRIDE_PREFIX = "snapshot.select.statement.overrides."
 COLUMN_RULE = re.compile(r"^column\.(mask\.with\.\d+\.chars|truncate\.to\.\d+\.chars"
                          r"|mask\.hash\.(v[12]\.)?[A-Za-z0-9-]+\.with\.salt\..+)$")
+DEFAULT_OFFSET_FILE = "offsets.dat"
 OFFSET_STORES = {
     "org.apache.kafka.connect.storage.KafkaOffsetBackingStore": "kafka",
     "org.apache.kafka.connect.storage.FileOffsetBackingStore": "file",
@@ -279,11 +280,13 @@ class ConnectorConfig(BaseModel):
     """How often the position is stored (after Kafka acknowledged what precedes it)."""
 
     offset_storage: Literal["kafka", "file", "memory"] = Field("kafka", alias="offset.storage")
-    """Offset store: Kafka Connect's Kafka, File or Memory backing store class (or kafka, file, memory)."""
+    """Offset store: Kafka Connect's Kafka, File or Memory backing store class (or kafka, file, memory). Unset:
+    kafka when bootstrap.servers is set, else file."""
     offset_storage_topic: str = Field("pgcdc-offsets", alias="offset.storage.topic", min_length=1)
     """Compacted topic of the Kafka offset store (Kafka Connect's format)."""
     offset_storage_file_filename: str | None = Field(None, alias="offset.storage.file.filename")
-    """File of the file offset store (Kafka Connect's FileOffsetBackingStore format)."""
+    """File of the file offset store (Kafka Connect's FileOffsetBackingStore format); unset: offsets.dat in the
+    working directory."""
     offset_storage_partitions: int = Field(25, alias="offset.storage.partitions", gt=0)
     """Partitions when the offset topic is created."""
     offset_storage_replication_factor: int = Field(-1, alias="offset.storage.replication.factor")
@@ -358,22 +361,41 @@ class ConnectorConfig(BaseModel):
             raise ValueError(f"must be {CONNECTOR_CLASS}")
         return v
 
+    @model_validator(mode="before")
+    @classmethod
+    def _offset_defaults(cls, data: Any) -> Any:
+        # Without Kafka, offsets go to a file, as Debezium's embedded engine defaults offset.storage to its file
+        # store; Debezium leaves that file's name empty (required), pgcdc names one in the working directory so
+        # that `sink.type=file` alone works (docs/configuration.md).
+        if not isinstance(data, dict):
+            return data
+        if "offset.storage" not in data and "offset_storage" not in data and not (
+            data.get("bootstrap.servers") or data.get("bootstrap_servers")
+        ):
+            data = {**data, "offset.storage": "file"}
+        if OFFSET_STORES.get(data.get("offset.storage", data.get("offset_storage", ""))) == "file" and not (
+            data.get("offset.storage.file.filename") or data.get("offset_storage_file_filename")
+        ):
+            data = {**data, "offset.storage.file.filename": DEFAULT_OFFSET_FILE}
+        return data
+
     @model_validator(mode="after")
     def _cross_checks(self) -> ConnectorConfig:
+        problems = []
         if self.sink_type == "kafka" and not self.bootstrap_servers:
-            raise ValueError("bootstrap.servers (or kafka.bootstrap.servers) is required when sink.type=kafka")
+            problems.append("bootstrap.servers (or kafka.bootstrap.servers) is required when sink.type=kafka")
         if self.offset_storage == "kafka" and not self.bootstrap_servers:
-            raise ValueError("offset.storage=kafka needs bootstrap.servers; or set offset.storage to file/memory")
-        if self.offset_storage == "file" and not self.offset_storage_file_filename:
-            raise ValueError("offset.storage.file.filename is required when offset.storage is the file store")
+            problems.append("offset.storage=kafka needs bootstrap.servers; or set offset.storage to file/memory")
         missing = [t for t in self.snapshot_select_statement_overrides if t not in self.snapshot_select_statements]
         if missing:
-            raise ValueError(f"snapshot.select.statement.overrides names {missing[0]} but "
-                             f"snapshot.select.statement.overrides.{missing[0]} is not set")
+            problems.append(f"snapshot.select.statement.overrides names {missing[0]} but "
+                            f"snapshot.select.statement.overrides.{missing[0]} is not set")
         if self.publication_autocreate_mode == "filtered" and not (
             self.table_include_list or self.schema_include_list
         ):
-            raise ValueError("publication.autocreate.mode=filtered needs table.include.list or schema.include.list")
+            problems.append("publication.autocreate.mode=filtered needs table.include.list or schema.include.list")
+        if problems:
+            raise ValueError("\n".join(problems))
         return self
 
     def __repr_args__(self) -> Any:
@@ -436,15 +458,22 @@ class ConnectorConfig(BaseModel):
 
 
 def build_config(props: Mapping[str, str]) -> ConnectorConfig:
-    """Validate flat properties. Unknown names are errors (with a suggestion); known-but-inert ones warn."""
+    """Validate flat properties. Unknown names are errors (with a suggestion); known-but-inert ones warn.
+
+    Every problem is collected before raising, so that one run of `pgcdc validate` (or `run`) lists them all:
+    ConfigError.problems holds one line per problem."""
     fields: dict[str, Any] = {}
     kafka: dict[str, str] = {}
     statements: dict[str, str] = {}
     column_rules: dict[str, str] = {}
     ignored: list[str] = []
+    problems: list[str] = []
     aliases = {f.alias: name for name, f in ConnectorConfig.model_fields.items() if f.alias}
     if props.get("database.password.file"):
-        props = {**props, "database.password": read_password_file(props)}
+        try:
+            props = {**props, "database.password": read_password_file(props)}
+        except ConfigError as exc:
+            problems.append(str(exc))
     for key, value in props.items():
         if key in aliases:
             fields[key] = value
@@ -457,33 +486,49 @@ def build_config(props: Mapping[str, str]) -> ConnectorConfig:
         elif key.startswith(PASSTHROUGH_PREFIXES):
             kafka[key.split(".", 1)[1] if not key.startswith("producer.override.") else key[18:]] = value
         elif key in ("transforms",) or key.startswith("transforms."):
-            raise ConfigError(f"{key}: single message transforms are not supported; pgcdc emits the raw envelope")
+            problems.append(f"{key}: single message transforms are not supported; pgcdc emits the raw envelope")
         elif key in ACCEPTED_NOT_IMPLEMENTED or key.startswith(ACCEPTED_PREFIXES):
             ignored.append(key)
         elif key == "database.server.name":
-            raise ConfigError("database.server.name was replaced by topic.prefix in Debezium 2.0; set topic.prefix")
+            problems.append("database.server.name was replaced by topic.prefix in Debezium 2.0; set topic.prefix")
         else:
             hint = difflib.get_close_matches(key, [*aliases, *ACCEPTED_NOT_IMPLEMENTED], n=1)
-            raise ConfigError(f"unknown property {key!r}" + (f" (did you mean {hint[0]!r}?)" if hint else ""))
-    if ignored:
-        log.warning("accepted but not acted on by pgcdc: %s", ", ".join(sorted(ignored)))
+            problems.append(f"unknown property {key!r}" + (f" (did you mean {hint[0]!r}?)" if hint else ""))
+    problems += config_values.problems(props)
     fields["kafka"] = kafka
     fields["snapshot_select_statements"] = statements
     fields["column_rules"] = column_rules
     for a, b in (("column.include.list", "column.exclude.list"),
                  ("message.prefix.include.list", "message.prefix.exclude.list")):
         if fields.get(a) and fields.get(b):
-            raise ConfigError(f"{a} and {b} cannot both be set")
+            problems.append(f"{a} and {b} cannot both be set")
     try:
-        return ConnectorConfig.model_validate(fields)
+        config = ConnectorConfig.model_validate(fields)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(x) for x in err["loc"]) or "config"
-        msg = err["msg"].removeprefix("Value error, ")
-        if err["type"] == "missing":
-            raise ConfigError(f"{loc}: required property is missing") from None
-        shown = "" if "password" in loc else f" (got {err.get('input')!r})" if err["type"] != "value_error" else ""
-        raise ConfigError(f"{loc}: {msg}{shown}") from None
+        problems += [_problem(err) for err in exc.errors()]
+        raise ConfigError(*_split(problems)) from None
+    if problems:
+        raise ConfigError(*problems)
+    if ignored:
+        log.warning("accepted but not acted on by pgcdc: %s", ", ".join(sorted(ignored)))
+    return config
+
+
+def _problem(err: Any) -> str:
+    """One pydantic error as a line naming the property (and the value, unless it is a secret)."""
+    loc = ".".join(str(x) for x in err["loc"])
+    msg = err["msg"].removeprefix("Value error, ")
+    if err["type"] == "missing":
+        return f"{loc}: required property is missing"
+    if not loc:  # a cross-check of several properties: its message names them
+        return msg
+    shown = "" if "password" in loc else f" (got {err.get('input')!r})" if err["type"] != "value_error" else ""
+    return f"{loc}: {msg}{shown}"
+
+
+def _split(problems: list[str]) -> list[str]:
+    # The cross-checks report several problems as one pydantic error, a line each.
+    return [line for p in problems for line in p.splitlines()]
 
 
 def load_config(path: str | Path | None, environ: Mapping[str, str] | None = None,
