@@ -294,6 +294,9 @@ class ConnectorConfig(BaseModel):
 
     bootstrap_servers: str | None = Field(None, alias="bootstrap.servers")
     """Kafka brokers (also read from kafka.bootstrap.servers)."""
+    pgcdc_kafka_reach_timeout_ms: int = Field(5_000, alias="pgcdc.kafka.reach.timeout.ms", gt=0)
+    """How long a start (run, validate, offsets) waits for Kafka's first metadata answer before it stops with one
+    line naming bootstrap.servers."""
     sink_type: Literal["kafka", "file", "embedded"] = Field("kafka", alias="sink.type")
     """Where records go: Kafka, a JSON-lines file (- for stdout), or an embedding program."""
     sink_file_path: str = Field("-", alias="sink.file.path")

@@ -13,14 +13,24 @@ from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 
+from pgcdc.client_settings import kafka_client
 from pgcdc.errors import RecordTooLarge, SinkError
 from pgcdc.sink import Headers
 
 log = logging.getLogger(__name__)
 
 
+def unreachable(servers: str, timeout_s: float, exc: KafkaException) -> str:
+    """The one line for a broker that did not answer a metadata request in time."""
+    err = exc.args[0]
+    why = err.str() if hasattr(err, "str") else str(err)
+    return (f"bootstrap.servers: cannot reach Kafka at {servers} within {timeout_s:g} s ({why}); "
+            f"pgcdc.kafka.reach.timeout.ms sets the wait")
+
+
 class KafkaSink:
-    def __init__(self, producer_config: dict[str, str], *, flush_timeout_s: float = 120.0) -> None:
+    def __init__(self, producer_config: dict[str, str], *, flush_timeout_s: float = 120.0,
+                 reach_timeout_s: float = 5.0) -> None:
         self.flush_timeout_s = flush_timeout_s
         self._errors: list[Any] = []
         self._error_topics: list[str] = []
@@ -29,7 +39,8 @@ class KafkaSink:
         # Called while `send` waits for room in a full queue (a broker that is down): the replication stream's
         # status update, so the server does not drop the connection after wal_sender_timeout.
         self.keepalive: Callable[[], None] | None = None
-        conf: dict[str, Any] = {**producer_config, "error_cb": self._on_error, "on_delivery": self._on_delivery}
+        conf: dict[str, Any] = kafka_client({**producer_config, "error_cb": self._on_error,
+                                             "on_delivery": self._on_delivery})
         # Only failed records come back through poll(): flush() still waits for every acknowledgement, and a
         # delivered record no longer costs a Python callback and a Message object on the replication thread.
         conf.setdefault("delivery.report.only.error", True)
@@ -38,13 +49,13 @@ class KafkaSink:
             self._producer = Producer(conf)
         except KafkaException as exc:
             raise SinkError(f"kafka: bad producer configuration: {exc.args[0]}") from None
-        self._check_reachable(producer_config.get("bootstrap.servers", ""))
+        self._check_reachable(producer_config.get("bootstrap.servers", ""), reach_timeout_s)
 
-    def _check_reachable(self, servers: str) -> None:
+    def _check_reachable(self, servers: str, timeout_s: float) -> None:
         try:
-            self._producer.list_topics(timeout=15)
+            self._producer.list_topics(timeout=timeout_s)
         except KafkaException as exc:
-            raise SinkError(f"bootstrap.servers: cannot reach Kafka at {servers}: {exc.args[0].str()}") from None
+            raise SinkError(unreachable(servers, timeout_s, exc)) from None
 
     def _on_error(self, err: Any) -> None:
         if err.fatal():
