@@ -217,13 +217,18 @@ def slot_drop(config_path: str | None, sets: tuple[str, ...], name: str | None, 
 
 @main.command()
 @click.option("--transactions", default=20, show_default=True, help="how many demo transactions to run")
-@click.option("--keep-running", is_flag=True, help="keep capturing until Ctrl-C after the workload")
+@click.option("--keep-running", is_flag=True, help="keep capturing until Ctrl-C or SIGTERM after the workload")
+@click.option("--raw", is_flag=True,
+              help="show the records' JSON payloads as Kafka carries them (decimals as base64, dates as day counts)")
 @one_line_errors
-def demo(transactions: int, keep_running: bool) -> None:
-    """Throwaway PostgreSQL + local broker, sample tables and a workload; shows the events as they arrive."""
+def demo(transactions: int, keep_running: bool, raw: bool) -> None:
+    """Throwaway PostgreSQL + local broker, sample tables and a workload; shows the events as they arrive.
+
+    Values are shown typed (decimals, dates, timestamps as pgcdc.embed's Event has them); --raw shows Debezium's
+    JSON. Ctrl-C or SIGTERM stops it and removes its servers and their temporary folders (exit 0)."""
     from pgcdc.demo import run_demo
 
-    run_demo(transactions=transactions, keep_running=keep_running)
+    run_demo(transactions=transactions, keep_running=keep_running, raw=raw)
 
 
 @main.command()
