@@ -124,7 +124,7 @@ class ConnectorConfig(BaseModel):
     # retriable.restart.connector.wait.ms, at most errors.max.retries times in a row (-1: no limit).
     errors_max_retries: int = Field(-1, alias="errors.max.retries", ge=-1)
     """Restarts in a row after a lost connection once streaming ran (-1: no limit)."""
-    retriable_restart_connector_wait_ms: int = Field(10_000, alias="retriable.restart.connector.wait.ms", ge=0)
+    retriable_restart_connector_wait_ms: int = Field(10_000, alias="retriable.restart.connector.wait.ms", gt=0)
     """Pause before such a restart."""
     heartbeat_action_query: str | None = Field(None, alias="heartbeat.action.query")
     """SQL run on the source database at each heartbeat (keeps an idle slot moving)."""
@@ -501,7 +501,9 @@ def build_config(props: Mapping[str, str]) -> ConnectorConfig:
     fields["kafka"] = kafka
     fields["snapshot_select_statements"] = statements
     fields["column_rules"] = column_rules
-    for a, b in (("column.include.list", "column.exclude.list"),
+    # ConnectorConfigValidationHelper.validateExcludeField: an include list and its exclude list are exclusive.
+    for a, b in (("schema.include.list", "schema.exclude.list"), ("table.include.list", "table.exclude.list"),
+                 ("column.include.list", "column.exclude.list"),
                  ("message.prefix.include.list", "message.prefix.exclude.list")):
         if fields.get(a) and fields.get(b):
             problems.append(f"{a} and {b} cannot both be set")

@@ -1,5 +1,6 @@
-"""Values of the properties pgcdc accepts without acting on them (properties.py), checked as Debezium 3.6 checks
-them, so that a connector JSON pgcdc starts is one Debezium would start too.
+"""Values of the properties pgcdc accepts without acting on them (properties.py), and the formats the config
+model's types do not express, checked as Debezium 3.6 checks them, so that a connector JSON pgcdc starts is one
+Debezium would start too.
 
 Each rule copies the field definition of Debezium's CommonConnectorConfig, PostgresConnectorConfig,
 AbstractTopicNamingStrategy or EmbeddedEngineConfig (`withEnum`, `withValidation(Field::isPositiveInteger)`,
@@ -73,7 +74,20 @@ def _replica_identity_values(value: str) -> str | None:
     return None
 
 
+# Key.CustomKeyMapper.MSG_KEY_COLUMNS_PATTERN, applied to each `;`-separated entry.
+MSG_KEY_COLUMNS = re.compile(r"^\s*([^:]+):([^:,]+(,[^:,]+)*)\s*$")
+
+
+def _message_key_columns(value: str) -> str | None:
+    # RelationalDatabaseConnectorConfig.validateMessageKeyColumnsField.
+    for entry in value.split(";"):
+        if not MSG_KEY_COLUMNS.search(entry):
+            return f"entry {entry!r} must be <table regex>:<column>[,<column>...] (entries separated by ;)"
+    return None
+
+
 RULES: dict[str, Rule] = {
+    "message.key.columns": _message_key_columns,
     "snapshot.delay.ms": NON_NEGATIVE_LONG,
     "snapshot.isolation.mode": one_of("serializable", "repeatable_read", "read_committed", "read_uncommitted"),
     "snapshot.locking.mode": one_of("shared", "none", "custom"),

@@ -153,6 +153,14 @@ def test_without_kafka_offsets_default_to_a_file() -> None:
     ({"errors.retry.timeout": "1m"}, "errors.retry.timeout: must be an integer"),
     ({"custom.metric.tags": "a"}, "custom.metric.tags: must be comma-separated key=value pairs"),
     ({"replica.identity.autoset.values": "public.t:ALL"}, "replica.identity.autoset.values: entry 'public.t:ALL'"),
+    # Implemented properties whose format or range the model's types did not express.
+    ({"message.key.columns": "public.t"}, "message.key.columns: entry 'public.t' must be <table regex>:<column>"),
+    ({"message.key.columns": "public.t:a;s.u"}, "message.key.columns: entry 's.u'"),
+    ({"table.include.list": "public.a", "table.exclude.list": "public.b"},
+     "table.include.list and table.exclude.list cannot both be set"),
+    ({"schema.include.list": "a", "schema.exclude.list": "b"},
+     "schema.include.list and schema.exclude.list cannot both be set"),
+    ({"retriable.restart.connector.wait.ms": "0"}, "retriable.restart.connector.wait.ms: Input should be greater"),
 ])
 def test_accepted_properties_values_are_checked_as_debezium_does(override: dict[str, str], message: str) -> None:
     with pytest.raises(ConfigError) as exc:
@@ -164,7 +172,7 @@ def test_accepted_properties_values_are_checked_as_debezium_does(override: dict[
     {"max.batch.size": "100", "max.queue.size": "101"}, {"snapshot.locking.mode": "NONE"},
     {"incremental.snapshot.watermarking.strategy": "insert_delete"}, {"errors.retry.timeout": "-1"},
     {"replica.identity.autoset.values": "public.t:FULL, s.u:INDEX u_idx"}, {"custom.metric.tags": "k=v,a=b"},
-    {"database.tcpKeepAlive": "TRUE"}, {"poll.interval.ms": "100"},
+    {"database.tcpKeepAlive": "TRUE"}, {"poll.interval.ms": "100"}, {"message.key.columns": "public.t:a,b;s.u:c"},
 ])
 def test_accepted_properties_good_values_pass(override: dict[str, str]) -> None:
     build_config({**BASE, **override})
