@@ -1,5 +1,5 @@
 """The connector configuration: one pydantic model keyed by Debezium's property names (the table of fields is
-most of this module), and its validation from flat properties.
+most of this module), its field and cross-field checks; loading it from flat properties is config_load.py.
 
 Sources (config_sources.py), later ones winning: a Kafka Connect connector JSON (`{"name":…, "config":{…}}`)
 or a flat JSON object, a `.properties` file, YAML (nested keys are joined with dots), then environment
@@ -8,27 +8,20 @@ variables `PGCDC_<PROPERTY>` (upper case, dots as underscores: `PGCDC_TOPIC_PREF
 
 from __future__ import annotations
 
-import difflib
-import logging
-import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from pgcdc import client_settings, config_values
+from pgcdc import client_settings
 from pgcdc.config_sources import (ENV_PREFIX, RESERVED_ENV, RESERVED_ENV_PREFIXES, env_overrides,
-                                  parse_properties, read_config_file, read_password_file)
-from pgcdc.errors import ConfigError
-from pgcdc.properties import ACCEPTED_NOT_IMPLEMENTED, ACCEPTED_PREFIXES
+                                  parse_properties, read_config_file)
 
 # Re-exported: the tests and tools read property sources through this module.
 __all__ = ["ENV_PREFIX", "RESERVED_ENV", "RESERVED_ENV_PREFIXES", "ConnectorConfig", "build_config",
            "env_overrides", "load_config", "parse_properties", "read_config_file"]
-
-log = logging.getLogger(__name__)
 
 CONNECTOR_CLASS = "io.debezium.connector.postgresql.PostgresConnector"
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
@@ -461,84 +454,15 @@ class ConnectorConfig(BaseModel):
 
 
 def build_config(props: Mapping[str, str]) -> ConnectorConfig:
-    """Validate flat properties. Unknown names are errors (with a suggestion); known-but-inert ones warn.
+    """Validate flat properties: every problem is reported at once (ConfigError.problems). See config_load.py."""
+    from pgcdc import config_load  # it uses the model above: imported on the (cold) call, not at import
 
-    Every problem is collected before raising, so that one run of `pgcdc validate` (or `run`) lists them all:
-    ConfigError.problems holds one line per problem."""
-    fields: dict[str, Any] = {}
-    kafka: dict[str, str] = {}
-    statements: dict[str, str] = {}
-    column_rules: dict[str, str] = {}
-    ignored: list[str] = []
-    problems: list[str] = []
-    aliases = {f.alias: name for name, f in ConnectorConfig.model_fields.items() if f.alias}
-    if props.get("database.password.file"):
-        try:
-            props = {**props, "database.password": read_password_file(props)}
-        except ConfigError as exc:
-            problems.append(str(exc))
-    for key, value in props.items():
-        if key in aliases:
-            fields[key] = value
-        elif key == "kafka.bootstrap.servers":
-            fields.setdefault("bootstrap.servers", value)
-        elif COLUMN_RULE.match(key):
-            column_rules[key] = value
-        elif key.startswith(SELECT_OVERRIDE_PREFIX):
-            statements[key[len(SELECT_OVERRIDE_PREFIX):]] = value
-        elif key.startswith(PASSTHROUGH_PREFIXES):
-            kafka[key.split(".", 1)[1] if not key.startswith("producer.override.") else key[18:]] = value
-        elif key in ("transforms",) or key.startswith("transforms."):
-            problems.append(f"{key}: single message transforms are not supported; pgcdc emits the raw envelope")
-        elif key in ACCEPTED_NOT_IMPLEMENTED or key.startswith(ACCEPTED_PREFIXES):
-            ignored.append(key)
-        elif key == "database.server.name":
-            problems.append("database.server.name was replaced by topic.prefix in Debezium 2.0; set topic.prefix")
-        else:
-            hint = difflib.get_close_matches(key, [*aliases, *ACCEPTED_NOT_IMPLEMENTED], n=1)
-            problems.append(f"unknown property {key!r}" + (f" (did you mean {hint[0]!r}?)" if hint else ""))
-    problems += config_values.problems(props)
-    fields["kafka"] = kafka
-    fields["snapshot_select_statements"] = statements
-    fields["column_rules"] = column_rules
-    # ConnectorConfigValidationHelper.validateExcludeField: an include list and its exclude list are exclusive.
-    for a, b in (("schema.include.list", "schema.exclude.list"), ("table.include.list", "table.exclude.list"),
-                 ("column.include.list", "column.exclude.list"),
-                 ("message.prefix.include.list", "message.prefix.exclude.list")):
-        if fields.get(a) and fields.get(b):
-            problems.append(f"{a} and {b} cannot both be set")
-    try:
-        config = ConnectorConfig.model_validate(fields)
-    except ValidationError as exc:
-        problems += [_problem(err) for err in exc.errors()]
-        raise ConfigError(*_split(problems)) from None
-    if problems:
-        raise ConfigError(*problems)
-    if ignored:
-        log.warning("accepted but not acted on by pgcdc: %s", ", ".join(sorted(ignored)))
-    return config
-
-
-def _problem(err: Any) -> str:
-    """One pydantic error as a line naming the property (and the value, unless it is a secret)."""
-    loc = ".".join(str(x) for x in err["loc"])
-    msg = err["msg"].removeprefix("Value error, ")
-    if err["type"] == "missing":
-        return f"{loc}: required property is missing"
-    if not loc:  # a cross-check of several properties: its message names them
-        return msg
-    shown = "" if "password" in loc else f" (got {err.get('input')!r})" if err["type"] != "value_error" else ""
-    return f"{loc}: {msg}{shown}"
-
-
-def _split(problems: list[str]) -> list[str]:
-    # The cross-checks report several problems as one pydantic error, a line each.
-    return [line for p in problems for line in p.splitlines()]
+    return config_load.build(props)
 
 
 def load_config(path: str | Path | None, environ: Mapping[str, str] | None = None,
                 extra: Mapping[str, str] | None = None) -> ConnectorConfig:
-    props: dict[str, str] = read_config_file(path) if path else {}
-    props.update(env_overrides(os.environ if environ is None else environ))
-    props.update(extra or {})
-    return build_config(props)
+    """A config file, then `PGCDC_*` environment variables (os.environ unless given), then `extra`."""
+    from pgcdc import config_load
+
+    return config_load.load(path, environ, extra)
