@@ -13,6 +13,7 @@ from typing import Any, ParamSpec
 import click
 import psycopg
 
+import pgcdc
 from pgcdc import logs
 from pgcdc.errors import PgcdcError
 
@@ -22,10 +23,11 @@ P = ParamSpec("P")
 
 def _fail(exc: BaseException) -> None:
     log.debug("failure", exc_info=exc)
-    if logs.is_json():  # one more JSON line, so that every line of stderr parses
-        log.error("%s", exc)
-    else:
-        click.echo(f"pgcdc: error: {logs.redact(str(exc))}", err=True)
+    for line in getattr(exc, "problems", None) or (str(exc),):  # a ConfigError lists every problem found
+        if logs.is_json():  # one more JSON line, so that every line of stderr parses
+            log.error("%s", line)
+        else:
+            click.echo(f"pgcdc: error: {logs.redact(line)}", err=True)
     sys.exit(2 if isinstance(exc, PgcdcError) else 1)
 
 
@@ -53,12 +55,24 @@ def one_line_errors(command: Callable[P, None]) -> Callable[P, None]:
     return wrapper
 
 
+# Every command that reads a config says where properties come from (the epilog of its --help).
+CONFIG_EPILOG = """\b
+Properties come from --config, then PGCDC_<PROPERTY> environment variables (upper case, dots as
+underscores: PGCDC_DATABASE_PASSWORD, PGCDC_TOPIC_PREFIX), then --set. No Kafka at hand:
+--set sink.type=file --set sink.file.path=- writes records to stdout (offsets to ./offsets.dat).
+Every property: docs/configuration.md; commands: docs/operations.md; first steps: docs/quickstart.md."""
+
+# -h as well as --help; lines up to 120 columns where the terminal has them.
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 120}
+
 _config_option = click.option("--config", "config_path", type=click.Path(dir_okay=False), required=False,
                               help="Kafka Connect connector JSON, .properties or YAML with Debezium property names")
 _set_option = click.option("--set", "sets", multiple=True, metavar="PROPERTY=VALUE", help="override one property")
 
 
-@click.group()
+@click.group(context_settings=CONTEXT, epilog="Docs: README.md and docs/ (quickstart.md, configuration.md, "
+                                               "operations.md).")
+@click.version_option(pgcdc.__version__, "-V", "--version", prog_name="pgcdc")
 @click.option("--log-level", default=lambda: os.environ.get("PGCDC_LOG_LEVEL", "info"), show_default="info",
               help="debug, info, warning or error")
 @click.option("--log-format", type=click.Choice(["human", "json"]), show_default="human",
@@ -79,12 +93,13 @@ def _parse_sets(values: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
-@main.command()
+@main.command(short_help="Stream changes to Kafka (or a file) until SIGTERM/Ctrl-C.", epilog=CONFIG_EPILOG)
 @_config_option
 @_set_option
 @one_line_errors
 def run(config_path: str | None, sets: tuple[str, ...]) -> None:
-    """Stream changes until SIGTERM/SIGINT, then store offsets and exit 0."""
+    """Stream changes until SIGTERM or Ctrl-C (SIGINT): either one finishes in-flight work, stores the offset and
+    exits 0."""
     from pgcdc.runner import Connector
 
     connector = Connector(_load(config_path, sets))
@@ -113,7 +128,7 @@ def _json(value: Any) -> None:
     click.echo(orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode())
 
 
-@main.command()
+@main.command(short_help="Check config, PostgreSQL and Kafka; list every problem.", epilog=CONFIG_EPILOG)
 @_config_option
 @_set_option
 @one_line_errors
@@ -129,7 +144,7 @@ def validate(config_path: str | None, sets: tuple[str, ...]) -> None:
     sys.exit(1 if errors else 0)
 
 
-@main.command()
+@main.command(short_help="The slot's lag and the stored offset, as JSON.", epilog=CONFIG_EPILOG)
 @_config_option
 @_set_option
 @one_line_errors
@@ -145,7 +160,7 @@ def offsets() -> None:
     """Show or reset the connector's stored offset."""
 
 
-@offsets.command("show")
+@offsets.command("show", short_help="Print the stored offset as JSON (null if none).", epilog=CONFIG_EPILOG)
 @_config_option
 @_set_option
 @one_line_errors
@@ -156,7 +171,7 @@ def offsets_show(config_path: str | None, sets: tuple[str, ...]) -> None:
     _json(load_offset(_load(config_path, sets)))
 
 
-@offsets.command("reset")
+@offsets.command("reset", short_help="Forget the stored offset (next start: snapshot.mode).", epilog=CONFIG_EPILOG)
 @_config_option
 @_set_option
 @click.option("--yes", is_flag=True, help="do not ask")
@@ -177,7 +192,7 @@ def slot() -> None:
     """List or drop logical replication slots."""
 
 
-@slot.command("list")
+@slot.command("list", short_help="Every logical slot, with its lag and retained WAL.", epilog=CONFIG_EPILOG)
 @_config_option
 @_set_option
 @one_line_errors
@@ -197,7 +212,7 @@ def slot_list(config_path: str | None, sets: tuple[str, ...]) -> None:
                    f"{r['retained_bytes'] if r['retained_bytes'] is not None else '-':>12}")
 
 
-@slot.command("drop")
+@slot.command("drop", short_help="Drop a slot no process uses (frees its WAL).", epilog=CONFIG_EPILOG)
 @_config_option
 @_set_option
 @click.option("--name", default=None, help="slot to drop (default: slot.name of the config)")
@@ -214,18 +229,23 @@ def slot_drop(config_path: str | None, sets: tuple[str, ...], name: str | None, 
     click.echo(f"dropped slot {target}" if drop_slot(config, target) else f"no slot named {target}")
 
 
-@main.command()
+@main.command(short_help="Throwaway PostgreSQL + broker + pgcdc; shows events live.")
 @click.option("--transactions", default=20, show_default=True, help="how many demo transactions to run")
-@click.option("--keep-running", is_flag=True, help="keep capturing until Ctrl-C after the workload")
+@click.option("--keep-running", is_flag=True, help="keep capturing until Ctrl-C or SIGTERM after the workload")
+@click.option("--raw", is_flag=True,
+              help="show the records' JSON payloads as Kafka carries them (decimals as base64, dates as day counts)")
 @one_line_errors
-def demo(transactions: int, keep_running: bool) -> None:
-    """Throwaway PostgreSQL + local broker, sample tables and a workload; shows the events as they arrive."""
+def demo(transactions: int, keep_running: bool, raw: bool) -> None:
+    """Throwaway PostgreSQL + local broker, sample tables and a workload; shows the events as they arrive.
+
+    Values are shown typed (decimals, dates, timestamps as pgcdc.embed's Event has them); --raw shows Debezium's
+    JSON. Ctrl-C or SIGTERM stops it and removes its servers and their temporary folders (exit 0)."""
     from pgcdc.demo import run_demo
 
-    run_demo(transactions=transactions, keep_running=keep_running)
+    run_demo(transactions=transactions, keep_running=keep_running, raw=raw)
 
 
-@main.command()
+@main.command(short_help="Compare pgcdc.spark target tables with PostgreSQL.")
 @click.option("--dsn", required=True, help="PostgreSQL connection string of the source database")
 @click.option("--table", "tables", multiple=True, required=True, metavar="SCHEMA.TABLE",
               help="source table (repeat for several)")

@@ -3,6 +3,7 @@ settings."""
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -18,6 +19,26 @@ JAVA_PRODUCER_NAMES: dict[str, tuple[str, Any]] = {
     "key.serializer": ("", str),
     "value.serializer": ("", str),
 }
+
+
+class LibrdkafkaLog:
+    """librdkafka's own log lines, handed to confluent-kafka as its `logger` setting, into pgcdc's logging.
+
+    librdkafka writes a line per failed connection attempt (hundreds while a broker is unreachable) straight to
+    stderr. Here they go to the `pgcdc.kafka.librdkafka` logger at DEBUG (`--log-level debug` shows them):
+    what they mean for the connector, pgcdc reports itself in one line (an unreachable broker at start, a
+    record Kafka did not acknowledge). Only librdkafka's critical lines stay errors."""
+
+    def __init__(self) -> None:
+        self._log = logging.getLogger("pgcdc.kafka.librdkafka")
+
+    def log(self, level: int, fmt: str, *args: Any) -> None:
+        self._log.log(logging.ERROR if level >= logging.CRITICAL else logging.DEBUG, fmt, *args)
+
+
+def kafka_client(conf: dict[str, Any]) -> dict[str, Any]:
+    """A confluent-kafka client's settings with librdkafka's log routed through pgcdc's logging."""
+    return {**conf, "logger": LibrdkafkaLog()}
 
 
 def libpq_params(config: ConnectorConfig, replication: bool = False) -> dict[str, Any]:

@@ -1,5 +1,5 @@
 """The connector configuration: one pydantic model keyed by Debezium's property names (the table of fields is
-most of this module), and its validation from flat properties.
+most of this module), its field and cross-field checks; loading it from flat properties is config_load.py.
 
 Sources (config_sources.py), later ones winning: a Kafka Connect connector JSON (`{"name":…, "config":{…}}`)
 or a flat JSON object, a `.properties` file, YAML (nested keys are joined with dots), then environment
@@ -8,24 +8,16 @@ variables `PGCDC_<PROPERTY>` (upper case, dots as underscores: `PGCDC_TOPIC_PREF
 
 from __future__ import annotations
 
-import difflib
-import logging
-import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from pgcdc import client_settings
 from pgcdc.config_sources import (ENV_PREFIX, RESERVED_ENV, RESERVED_ENV_PREFIXES, env_overrides,
-                                  parse_properties, read_config_file, read_password_file)
-from pgcdc.converters.settings import PREFIXES as CONVERTER_PREFIXES
-from pgcdc.converters.settings import SIDES as CONVERTER_SIDES
-from pgcdc.converters.settings import converter_specs
-from pgcdc.errors import ConfigError
-from pgcdc.properties import ACCEPTED_NOT_IMPLEMENTED, ACCEPTED_PREFIXES
+                                  parse_properties, read_config_file)
 
 # Read by pgcdc/transforms/config.py: how a transform failing on a record is handled.
 TRANSFORM_ERRORS = ("errors.tolerance", "errors.log.enable", "errors.log.include.messages")
@@ -33,8 +25,6 @@ TRANSFORM_ERRORS = ("errors.tolerance", "errors.log.enable", "errors.log.include
 # Re-exported: the tests and tools read property sources through this module.
 __all__ = ["ENV_PREFIX", "RESERVED_ENV", "RESERVED_ENV_PREFIXES", "ConnectorConfig", "build_config",
            "env_overrides", "load_config", "parse_properties", "read_config_file"]
-
-log = logging.getLogger(__name__)
 
 CONNECTOR_CLASS = "io.debezium.connector.postgresql.PostgresConnector"
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
@@ -44,6 +34,7 @@ PASSTHROUGH_PREFIXES = ("kafka.", "producer.override.", "producer.")
 SELECT_OVERRIDE_PREFIX = "snapshot.select.statement.overrides."
 COLUMN_RULE = re.compile(r"^column\.(mask\.with\.\d+\.chars|truncate\.to\.\d+\.chars"
                          r"|mask\.hash\.(v[12]\.)?[A-Za-z0-9-]+\.with\.salt\..+)$")
+DEFAULT_OFFSET_FILE = "offsets.dat"
 OFFSET_STORES = {
     "org.apache.kafka.connect.storage.KafkaOffsetBackingStore": "kafka",
     "org.apache.kafka.connect.storage.FileOffsetBackingStore": "file",
@@ -130,7 +121,7 @@ class ConnectorConfig(BaseModel):
     # retriable.restart.connector.wait.ms, at most errors.max.retries times in a row (-1: no limit).
     errors_max_retries: int = Field(-1, alias="errors.max.retries", ge=-1)
     """Restarts in a row after a lost connection once streaming ran (-1: no limit)."""
-    retriable_restart_connector_wait_ms: int = Field(10_000, alias="retriable.restart.connector.wait.ms", ge=0)
+    retriable_restart_connector_wait_ms: int = Field(10_000, alias="retriable.restart.connector.wait.ms", gt=0)
     """Pause before such a restart."""
     heartbeat_action_query: str | None = Field(None, alias="heartbeat.action.query")
     """SQL run on the source database at each heartbeat (keeps an idle slot moving)."""
@@ -298,11 +289,13 @@ class ConnectorConfig(BaseModel):
     """How often the position is stored (after Kafka acknowledged what precedes it)."""
 
     offset_storage: Literal["kafka", "file", "memory"] = Field("kafka", alias="offset.storage")
-    """Offset store: Kafka Connect's Kafka, File or Memory backing store class (or kafka, file, memory)."""
+    """Offset store: Kafka Connect's Kafka, File or Memory backing store class (or kafka, file, memory). Unset:
+    kafka when bootstrap.servers is set, else file."""
     offset_storage_topic: str = Field("pgcdc-offsets", alias="offset.storage.topic", min_length=1)
     """Compacted topic of the Kafka offset store (Kafka Connect's format)."""
     offset_storage_file_filename: str | None = Field(None, alias="offset.storage.file.filename")
-    """File of the file offset store (Kafka Connect's FileOffsetBackingStore format)."""
+    """File of the file offset store (Kafka Connect's FileOffsetBackingStore format); unset: offsets.dat in the
+    working directory."""
     offset_storage_partitions: int = Field(25, alias="offset.storage.partitions", gt=0)
     """Partitions when the offset topic is created."""
     offset_storage_replication_factor: int = Field(-1, alias="offset.storage.replication.factor")
@@ -310,6 +303,9 @@ class ConnectorConfig(BaseModel):
 
     bootstrap_servers: str | None = Field(None, alias="bootstrap.servers")
     """Kafka brokers (also read from kafka.bootstrap.servers)."""
+    pgcdc_kafka_reach_timeout_ms: int = Field(5_000, alias="pgcdc.kafka.reach.timeout.ms", gt=0)
+    """How long a start (run, validate, offsets) waits for Kafka's first metadata answer before it stops with one
+    line naming bootstrap.servers."""
     sink_type: Literal["kafka", "file", "embedded"] = Field("kafka", alias="sink.type")
     """Where records go: Kafka, a JSON-lines file (- for stdout), or an embedding program."""
     sink_file_path: str = Field("-", alias="sink.file.path")
@@ -370,27 +366,46 @@ class ConnectorConfig(BaseModel):
             raise ValueError(f"must be {CONNECTOR_CLASS}")
         return v
 
+    @model_validator(mode="before")
+    @classmethod
+    def _offset_defaults(cls, data: Any) -> Any:
+        # Without Kafka, offsets go to a file, as Debezium's embedded engine defaults offset.storage to its file
+        # store; Debezium leaves that file's name empty (required), pgcdc names one in the working directory so
+        # that `sink.type=file` alone works (docs/configuration.md).
+        if not isinstance(data, dict):
+            return data
+        if "offset.storage" not in data and "offset_storage" not in data and not (
+            data.get("bootstrap.servers") or data.get("bootstrap_servers")
+        ):
+            data = {**data, "offset.storage": "file"}
+        if OFFSET_STORES.get(data.get("offset.storage", data.get("offset_storage", ""))) == "file" and not (
+            data.get("offset.storage.file.filename") or data.get("offset_storage_file_filename")
+        ):
+            data = {**data, "offset.storage.file.filename": DEFAULT_OFFSET_FILE}
+        return data
+
     @model_validator(mode="after")
     def _cross_checks(self) -> ConnectorConfig:
+        problems = []
         if self.sink_type == "kafka" and not self.bootstrap_servers:
-            raise ValueError("bootstrap.servers (or kafka.bootstrap.servers) is required when sink.type=kafka")
+            problems.append("bootstrap.servers (or kafka.bootstrap.servers) is required when sink.type=kafka")
         for side in ("key", "value"):
             spec = self.converter_specs.get(side)
             if self.sink_type == "embedded" and spec is not None and spec.cls != JSON_CONVERTER:
-                raise ValueError(f"{side}.converter: the embedded engine hands records over in JsonConverter's "
-                                 f"form; {spec.cls} is for Kafka and file sinks")
+                problems.append(f"{side}.converter: the embedded engine hands records over in JsonConverter's "
+                                f"form; {spec.cls} is for Kafka and file sinks")
         if self.offset_storage == "kafka" and not self.bootstrap_servers:
-            raise ValueError("offset.storage=kafka needs bootstrap.servers; or set offset.storage to file/memory")
-        if self.offset_storage == "file" and not self.offset_storage_file_filename:
-            raise ValueError("offset.storage.file.filename is required when offset.storage is the file store")
+            problems.append("offset.storage=kafka needs bootstrap.servers; or set offset.storage to file/memory")
         missing = [t for t in self.snapshot_select_statement_overrides if t not in self.snapshot_select_statements]
         if missing:
-            raise ValueError(f"snapshot.select.statement.overrides names {missing[0]} but "
-                             f"snapshot.select.statement.overrides.{missing[0]} is not set")
+            problems.append(f"snapshot.select.statement.overrides names {missing[0]} but "
+                            f"snapshot.select.statement.overrides.{missing[0]} is not set")
         if self.publication_autocreate_mode == "filtered" and not (
             self.table_include_list or self.schema_include_list
         ):
-            raise ValueError("publication.autocreate.mode=filtered needs table.include.list or schema.include.list")
+            problems.append("publication.autocreate.mode=filtered needs table.include.list or schema.include.list")
+        if problems:
+            raise ValueError("\n".join(problems))
         return self
 
     def __repr_args__(self) -> Any:
@@ -459,74 +474,15 @@ class ConnectorConfig(BaseModel):
 
 
 def build_config(props: Mapping[str, str]) -> ConnectorConfig:
-    """Validate flat properties. Unknown names are errors (with a suggestion); known-but-inert ones warn."""
-    fields: dict[str, Any] = {}
-    kafka: dict[str, str] = {}
-    statements: dict[str, str] = {}
-    column_rules: dict[str, str] = {}
-    transform_props: dict[str, str] = {}
-    ignored: list[str] = []
-    aliases = {f.alias: name for name, f in ConnectorConfig.model_fields.items() if f.alias}
-    if props.get("database.password.file"):
-        props = {**props, "database.password": read_password_file(props)}
-    converter_props: dict[str, str] = {}
-    for key, value in props.items():
-        if key.startswith(CONVERTER_PREFIXES):
-            converter_props[key] = value
-        elif key in aliases:
-            fields[key] = value
-        elif key == "kafka.bootstrap.servers":
-            fields.setdefault("bootstrap.servers", value)
-        elif COLUMN_RULE.match(key):
-            column_rules[key] = value
-        elif key.startswith(SELECT_OVERRIDE_PREFIX):
-            statements[key[len(SELECT_OVERRIDE_PREFIX):]] = value
-        elif key.startswith(PASSTHROUGH_PREFIXES):
-            kafka[key.split(".", 1)[1] if not key.startswith("producer.override.") else key[18:]] = value
-        elif key in ("transforms", "predicates") or key.startswith(("transforms.", "predicates.")) \
-                or key in TRANSFORM_ERRORS:
-            transform_props[key] = value
-        elif key in ACCEPTED_NOT_IMPLEMENTED or key.startswith(ACCEPTED_PREFIXES):
-            ignored.append(key)
-        elif key == "database.server.name":
-            raise ConfigError("database.server.name was replaced by topic.prefix in Debezium 2.0; set topic.prefix")
-        else:
-            hint = difflib.get_close_matches(key, [*aliases, *ACCEPTED_NOT_IMPLEMENTED], n=1)
-            raise ConfigError(f"unknown property {key!r}" + (f" (did you mean {hint[0]!r}?)" if hint else ""))
-    if ignored:
-        log.warning("accepted but not acted on by pgcdc: %s", ", ".join(sorted(ignored)))
-    fields["kafka"] = kafka
-    specs = converter_specs({side: props.get(f"{side}.converter", JSON_CONVERTER) for side in CONVERTER_SIDES},
-                            converter_props)
-    fields["converter_specs"] = specs
-    # What the envelope writes for each side: JsonConverter's schemas.enable, or the schema another converter
-    # reads (the JSON it is handed carries it).
-    fields["key.converter.schemas.enable"] = specs["key"].schemas_enable
-    fields["value.converter.schemas.enable"] = specs["value"].schemas_enable
-    fields["snapshot_select_statements"] = statements
-    fields["column_rules"] = column_rules
-    fields["transform_props"] = transform_props
-    for a, b in (("column.include.list", "column.exclude.list"),
-                 ("message.prefix.include.list", "message.prefix.exclude.list")):
-        if fields.get(a) and fields.get(b):
-            raise ConfigError(f"{a} and {b} cannot both be set")
-    try:
-        config = ConnectorConfig.model_validate(fields)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(x) for x in err["loc"]) or "config"
-        msg = err["msg"].removeprefix("Value error, ")
-        if err["type"] == "missing":
-            raise ConfigError(f"{loc}: required property is missing") from None
-        shown = "" if "password" in loc else f" (got {err.get('input')!r})" if err["type"] != "value_error" else ""
-        raise ConfigError(f"{loc}: {msg}{shown}") from None
-    config.transform_chain()  # every transforms/predicates problem is reported here, before anything starts
-    return config
+    """Validate flat properties: every problem is reported at once (ConfigError.problems). See config_load.py."""
+    from pgcdc import config_load  # it uses the model above: imported on the (cold) call, not at import
+
+    return config_load.build(props)
 
 
 def load_config(path: str | Path | None, environ: Mapping[str, str] | None = None,
                 extra: Mapping[str, str] | None = None) -> ConnectorConfig:
-    props: dict[str, str] = read_config_file(path) if path else {}
-    props.update(env_overrides(os.environ if environ is None else environ))
-    props.update(extra or {})
-    return build_config(props)
+    """A config file, then `PGCDC_*` environment variables (os.environ unless given), then `extra`."""
+    from pgcdc import config_load
+
+    return config_load.load(path, environ, extra)

@@ -8,7 +8,14 @@ class PgcdcError(Exception):
 
 
 class ConfigError(PgcdcError):
-    """A property is missing, unknown or has a bad value. The message names the property."""
+    """A property is missing, unknown or has a bad value. The message names the property.
+
+    `problems` holds every problem found (one line each), so that one run lists them all; the message is the
+    first of them."""
+
+    def __init__(self, *problems: str) -> None:
+        super().__init__(*problems[:1])
+        self.problems: tuple[str, ...] = problems
 
 
 class SourceError(PgcdcError):

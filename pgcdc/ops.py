@@ -29,8 +29,9 @@ class Problem:
         return f"{self.level}: {self.text}"
 
 
-def validate(config: ConnectorConfig, *, broker_timeout_s: float = 10.0) -> list[Problem]:
-    """Every problem that would stop or endanger this connector, in the order a start-up meets them."""
+def validate(config: ConnectorConfig) -> list[Problem]:
+    """Every problem that would stop or endanger this connector, in the order a start-up meets them. Kafka is
+    asked once, within pgcdc.kafka.reach.timeout.ms; the stored offset is read only from a broker that answered."""
     problems: list[Problem] = []
     err = lambda text: problems.append(Problem("error", text))  # noqa: E731
     warn = lambda text: problems.append(Problem("warning", text))  # noqa: E731
@@ -38,7 +39,7 @@ def validate(config: ConnectorConfig, *, broker_timeout_s: float = 10.0) -> list
         conn = connect(config)
     except SourceError as exc:
         err(str(exc))
-        _check_broker(config, problems, broker_timeout_s)
+        _check_broker(config, err)
         return problems
     with conn:
         try:
@@ -56,8 +57,8 @@ def validate(config: ConnectorConfig, *, broker_timeout_s: float = 10.0) -> list
         _check_publication(conn, config, tables, err, warn)
         _check_tables(conn, config, tables, err, warn)
         slot = _check_slot(conn, config, err)
-        _check_offsets(config, slot, problems, err, warn, broker_timeout_s)
-    _check_broker(config, problems, broker_timeout_s)
+        if _check_broker(config, err) or config.offset_storage != "kafka":
+            _check_offsets(config, slot, err, warn)
     return problems
 
 
@@ -138,8 +139,7 @@ def _check_slot(conn: psycopg.Connection, config: ConnectorConfig, err: Any) -> 
     return slot
 
 
-def _check_offsets(config: ConnectorConfig, slot: dict[str, Any] | None, problems: list[Problem], err: Any,
-                   warn: Any, timeout_s: float) -> None:
+def _check_offsets(config: ConnectorConfig, slot: dict[str, Any] | None, err: Any, warn: Any) -> None:
     if config.offset_storage == "memory":
         return
     try:
@@ -159,19 +159,25 @@ def _check_offsets(config: ConnectorConfig, slot: dict[str, Any] | None, problem
             f"{format_lsn(confirmed)}: changes between them cannot be read again")
 
 
-def _check_broker(config: ConnectorConfig, problems: list[Problem], timeout_s: float) -> None:
+def _check_broker(config: ConnectorConfig, err: Any) -> bool:
+    """Whether Kafka answered (or is not used); one error line if it did not."""
     if config.sink_type != "kafka" and config.offset_storage != "kafka":
-        return
+        return True
     from confluent_kafka import KafkaException
     from confluent_kafka.admin import AdminClient
 
+    from pgcdc.client_settings import kafka_client
+    from pgcdc.sink.kafka import unreachable
+
     conf = {k: v for k, v in config.producer_config().items()
             if k == "bootstrap.servers" or k.startswith(("security.", "sasl.", "ssl."))}
+    timeout_s = config.pgcdc_kafka_reach_timeout_ms / 1000
     try:
-        AdminClient(conf).list_topics(timeout=timeout_s)
+        AdminClient(kafka_client(conf)).list_topics(timeout=timeout_s)
     except KafkaException as exc:
-        problems.append(Problem("error", f"bootstrap.servers: cannot reach Kafka at {config.bootstrap_servers}: "
-                                         f"{exc.args[0]}"))
+        err(unreachable(config.bootstrap_servers or "", timeout_s, exc))
+        return False
+    return True
 
 
 def _is_superuser(conn: psycopg.Connection) -> bool:

@@ -36,4 +36,5 @@ def make_offset_store(config: Any) -> OffsetStore:
         return MemoryOffsetStore()
     return KafkaOffsetStore(config.producer_config(), config.offset_storage_topic, key,
                             partitions=config.offset_storage_partitions,
-                            replication_factor=config.offset_storage_replication_factor)
+                            replication_factor=config.offset_storage_replication_factor,
+                            reach_timeout_s=config.pgcdc_kafka_reach_timeout_ms / 1000)

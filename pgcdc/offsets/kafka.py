@@ -15,6 +15,7 @@ import orjson
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from pgcdc.client_settings import kafka_client
 from pgcdc.errors import OffsetError
 from pgcdc.offsets import Offset
 from pgcdc.sink.kafka import ConnectErrors, end_producer
@@ -24,23 +25,25 @@ log = logging.getLogger(__name__)
 
 class KafkaOffsetStore:
     def __init__(self, producer_config: dict[str, str], topic: str, key: bytes, *, partitions: int = 25,
-                 replication_factor: int = -1, timeout_s: float = 30.0) -> None:
+                 replication_factor: int = -1, timeout_s: float = 30.0, reach_timeout_s: float = 5.0) -> None:
         self.topic = topic
         self.key = key
         self._key_obj = orjson.loads(key)
         self.timeout_s = timeout_s
-        self._client_conf = {k: v for k, v in producer_config.items()
-                             if k in ("bootstrap.servers",) or k.startswith(("security.", "sasl.", "ssl."))}
+        self.reach_timeout_s = reach_timeout_s
+        self._client_conf = kafka_client({k: v for k, v in producer_config.items() if k == "bootstrap.servers"
+                                          or k.startswith(("security.", "sasl.", "ssl."))})
         self._ensure_topic(partitions, replication_factor)
-        self._producer = Producer({**producer_config, "linger.ms": "0"})
+        self._producer = Producer(kafka_client({**producer_config, "linger.ms": "0"}))
 
     def _ensure_topic(self, partitions: int, replication_factor: int) -> None:
         errors = ConnectErrors()
         admin = AdminClient({**self._client_conf, "error_cb": errors})
         try:
-            md = admin.list_topics(timeout=self.timeout_s)
+            md = admin.list_topics(timeout=self.reach_timeout_s)
         except KafkaException as exc:
-            raise OffsetError(errors.unreachable("cannot reach Kafka to read offsets", exc, admin)) from None
+            servers = self._client_conf.get("bootstrap.servers", "")
+            raise OffsetError(errors.unreachable(servers, self.reach_timeout_s, exc, admin)) from None
         if self.topic in md.topics and not md.topics[self.topic].error:
             return
         fut = admin.create_topics([NewTopic(self.topic, partitions, replication_factor,

@@ -33,4 +33,4 @@ def make_sink(config: Any) -> Sink:
         return FileSink(config.sink_file_path)
     from pgcdc.sink.kafka import KafkaSink
 
-    return KafkaSink(config.producer_config())
+    return KafkaSink(config.producer_config(), reach_timeout_s=config.pgcdc_kafka_reach_timeout_ms / 1000)

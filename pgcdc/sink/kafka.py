@@ -13,6 +13,7 @@ from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 
+from pgcdc.client_settings import kafka_client
 from pgcdc.errors import RecordTooLarge, SinkError
 from pgcdc.sink import Headers
 
@@ -36,18 +37,28 @@ class ConnectErrors:
         if err.code() in CONNECT_ERROR_SETTINGS:
             self.last = err
 
-    def unreachable(self, what: str, exc: KafkaException, client: Any) -> str:
-        """`what` (e.g. "cannot reach Kafka at host:port") with the cause: the refusal if there was one. The
-        client's callbacks run only inside poll(): served here, once the request has failed."""
+    def unreachable(self, servers: str, timeout_s: float, exc: KafkaException, client: Any) -> str:
+        """The one line for a broker that did not answer, with the cause: a refused login or TLS handshake if
+        there was one. The client's callbacks run only inside poll(): served here, once the request has failed."""
         client.poll(0)
         err = self.last
         if err is None:
-            return f"bootstrap.servers: {what}: {exc.args[0].str()}"
-        return f"bootstrap.servers: {what}: {err.str()} (check {CONNECT_ERROR_SETTINGS[err.code()]})"
+            return unreachable(servers, timeout_s, exc)
+        return (f"bootstrap.servers: cannot reach Kafka at {servers}: {err.str()} "
+                f"(check {CONNECT_ERROR_SETTINGS[err.code()]})")
+
+
+def unreachable(servers: str, timeout_s: float, exc: KafkaException) -> str:
+    """The one line for a broker that did not answer a metadata request in time."""
+    err = exc.args[0]
+    why = err.str() if hasattr(err, "str") else str(err)
+    return (f"bootstrap.servers: cannot reach Kafka at {servers} within {timeout_s:g} s ({why}); "
+            f"pgcdc.kafka.reach.timeout.ms sets the wait")
 
 
 class KafkaSink:
-    def __init__(self, producer_config: dict[str, str], *, flush_timeout_s: float = 120.0) -> None:
+    def __init__(self, producer_config: dict[str, str], *, flush_timeout_s: float = 120.0,
+                 reach_timeout_s: float = 5.0) -> None:
         self.flush_timeout_s = flush_timeout_s
         self._errors: list[Any] = []
         self._error_topics: list[str] = []
@@ -57,7 +68,8 @@ class KafkaSink:
         # status update, so the server does not drop the connection after wal_sender_timeout.
         self.keepalive: Callable[[], None] | None = None
         self._connect_errors = ConnectErrors()
-        conf: dict[str, Any] = {**producer_config, "error_cb": self._on_error, "on_delivery": self._on_delivery}
+        conf: dict[str, Any] = kafka_client({**producer_config, "error_cb": self._on_error,
+                                             "on_delivery": self._on_delivery})
         # Only failed records come back through poll(): flush() still waits for every acknowledgement, and a
         # delivered record no longer costs a Python callback and a Message object on the replication thread.
         conf.setdefault("delivery.report.only.error", True)
@@ -66,14 +78,13 @@ class KafkaSink:
             self._producer = Producer(conf)
         except KafkaException as exc:
             raise SinkError(f"kafka: bad producer configuration: {exc.args[0]}") from None
-        self._check_reachable(producer_config.get("bootstrap.servers", ""))
+        self._check_reachable(producer_config.get("bootstrap.servers", ""), reach_timeout_s)
 
-    def _check_reachable(self, servers: str) -> None:
+    def _check_reachable(self, servers: str, timeout_s: float) -> None:
         try:
-            self._producer.list_topics(timeout=15)
+            self._producer.list_topics(timeout=timeout_s)
         except KafkaException as exc:
-            raise SinkError(self._connect_errors.unreachable(f"cannot reach Kafka at {servers}", exc,
-                                                            self._producer)) from None
+            raise SinkError(self._connect_errors.unreachable(servers, timeout_s, exc, self._producer)) from None
 
     def _on_error(self, err: Any) -> None:
         self._connect_errors(err)

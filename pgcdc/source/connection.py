@@ -31,7 +31,9 @@ def describe_connect_error(config: ConnectorConfig, text: str, replication: bool
     if tls:
         return tls
     if "password authentication failed" in low or "no password supplied" in low:
-        return f"database.password: authentication failed for user {config.database_user!r} at {where}"
+        hint = "" if config.database_password else (
+            " (no password was given: set database.password, PGCDC_DATABASE_PASSWORD or database.password.file)")
+        return f"database.password: authentication failed for user {config.database_user!r} at {where}{hint}"
     if "could not translate host name" in low or "name or service not known" in low:
         return f"database.hostname: unknown host {config.database_hostname!r}"
     if "connection refused" in low or "timeout expired" in low or "no route to host" in low:

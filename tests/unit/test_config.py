@@ -96,7 +96,7 @@ def test_env_overrides_ignore_tool_variables() -> None:
       "transforms.a.predicate": "p"}, "transforms.a.predicate: 'p' is not listed in predicates"),
     ({"predicates": "p", "predicates.p.type": "x.Y"}, "predicates.p.type: unknown predicate 'x.Y'"),
     ({"transforms.b.type": "x"}, "transforms.b.type: transform 'b' is not listed in transforms"),
-    ({"errors.tolerance": "some"}, "errors.tolerance: expected none or all"),
+    ({"errors.tolerance": "some"}, "errors.tolerance: must be one of none, all"),
     ({"transforms": "r", "transforms.r.type": "org.apache.kafka.connect.transforms.ReplaceField$Value",
       "transforms.r.blacklist": "a"}, "transforms.r.blacklist: removed in Kafka Connect 4.0 (which ignores it); use"),
     ({"transforms": "a", "transforms.a.type": "no_such_module:f"},
@@ -104,7 +104,6 @@ def test_env_overrides_ignore_tool_variables() -> None:
     ({"value.converter": "io.confluent.connect.protobuf.ProtobufConverter"},
      "value.converter: io.confluent.connect.protobuf.ProtobufConverter is not supported yet"),
     ({"offset.storage": "com.example.Store"}, "offset.storage: unsupported offset store"),
-    ({"offset.storage": "file"}, "offset.storage.file.filename is required"),
     ({"publication.autocreate.mode": "filtered"}, "needs table.include.list or schema.include.list"),
     ({"tombstones.on.delete": "maybe"}, "tombstones.on.delete: Input should be a valid boolean"),
 ])
@@ -113,6 +112,92 @@ def test_bad_values_name_the_property(override: dict[str, str], message: str) ->
         build_config({**BASE, **override})
     assert message in str(exc.value)
     assert "\n" not in str(exc.value)
+
+
+def test_every_problem_is_reported_at_once() -> None:
+    props = {**BASE, "topic.prefix": "", "database.port": "five", "max.batch.size": "-5", "topic.prefx": "x",
+             "transforms": "unwrap"}
+    with pytest.raises(ConfigError) as exc:
+        build_config(props)
+    problems = exc.value.problems
+    assert len(problems) == 5, problems
+    for name in ("topic.prefix:", "database.port:", "max.batch.size:", "'topic.prefx'", "transforms.unwrap.type:"):
+        assert sum(name in p for p in problems) == 1, (name, problems)
+
+
+def test_cross_checks_are_reported_together() -> None:
+    props = {k: v for k, v in BASE.items() if k != "bootstrap.servers"}
+    with pytest.raises(ConfigError) as exc:
+        build_config({**props, "offset.storage": "kafka", "publication.autocreate.mode": "filtered"})
+    assert [p.split(" ")[0] for p in exc.value.problems] == ["bootstrap.servers", "offset.storage=kafka",
+                                                             "publication.autocreate.mode=filtered"]
+
+
+def test_without_kafka_offsets_default_to_a_file() -> None:
+    """The README's `sink.type=file` + `sink.file.path=-` works alone: Debezium's engine defaults offset.storage
+    to its file store; pgcdc also names the file (offsets.dat in the working directory)."""
+    props = {k: v for k, v in BASE.items() if k != "bootstrap.servers"}
+    c = build_config({**props, "sink.type": "file", "sink.file.path": "-"})
+    assert (c.offset_storage, c.offset_storage_file_filename) == ("file", "offsets.dat")
+    c = build_config({**props, "sink.type": "file", "offset.storage":
+                      "org.apache.kafka.connect.storage.FileOffsetBackingStore"})
+    assert c.offset_storage_file_filename == "offsets.dat"
+    assert build_config(BASE).offset_storage == "kafka"  # with Kafka, as before: Kafka Connect's topic store
+    assert build_config({**BASE, "offset.storage.file.filename": "x"}).offset_storage == "kafka"
+
+
+@pytest.mark.parametrize(("override", "message"), [
+    # Debezium 3.6's field definitions (CommonConnectorConfig, PostgresConnectorConfig, EmbeddedEngineConfig).
+    ({"max.batch.size": "-5"}, "max.batch.size: must be a positive integer (got '-5')"),
+    ({"max.batch.size": "0"}, "max.batch.size: must be a positive integer"),
+    ({"max.queue.size": "abc"}, "max.queue.size: must be a positive integer"),
+    ({"max.queue.size": "100"}, "max.queue.size: must be larger than max.batch.size (100 <= 2048)"),
+    ({"max.queue.size": "600", "max.batch.size": "600"}, "max.queue.size: must be larger than max.batch.size"),
+    ({"max.queue.size.in.bytes": "-1"}, "max.queue.size.in.bytes: must be a non-negative integer"),
+    ({"poll.interval.ms": "0"}, "poll.interval.ms: must be a positive integer"),
+    ({"snapshot.delay.ms": "-1"}, "snapshot.delay.ms: must be a non-negative integer"),
+    ({"xmin.fetch.interval.ms": "x"}, "xmin.fetch.interval.ms: must be a non-negative integer"),
+    ({"offset.flush.timeout.ms": "0"}, "offset.flush.timeout.ms: must be a positive integer"),
+    ({"topic.cache.size": "lots"}, "topic.cache.size: must be an integer"),
+    ({"snapshot.locking.mode": "exclusive"}, "snapshot.locking.mode: must be one of shared, none, custom"),
+    ({"snapshot.isolation.mode": "snapshot"}, "snapshot.isolation.mode: must be one of serializable"),
+    ({"snapshot.query.mode": "all"}, "snapshot.query.mode: must be one of select_all, custom"),
+    ({"snapshot.tables.order.by.row.count": "yes"}, "snapshot.tables.order.by.row.count: must be one of"),
+    ({"incremental.snapshot.watermarking.strategy": "x"}, "incremental.snapshot.watermarking.strategy: must"),
+    ({"schema.refresh.mode": "always"}, "schema.refresh.mode: must be one of columns_diff"),
+    ({"schema.name.adjustment.mode": "ascii"}, "schema.name.adjustment.mode: must be one of none, avro"),
+    ({"field.name.adjustment.mode": "ascii"}, "field.name.adjustment.mode: must be one of none, avro"),
+    ({"event.processing.failure.handling.mode": "retry"}, "event.processing.failure.handling.mode: must be"),
+    ({"incremental.snapshot.allow.schema.changes": "maybe"}, "incremental.snapshot.allow.schema.changes: must"),
+    ({"database.tcpKeepAlive": "on"}, "database.tcpKeepAlive: must be true or false"),
+    ({"errors.tolerance": "some"}, "errors.tolerance: must be one of none, all"),
+    ({"errors.log.enable": "yes"}, "errors.log.enable: must be true or false"),
+    ({"errors.retry.timeout": "1m"}, "errors.retry.timeout: must be an integer"),
+    ({"custom.metric.tags": "a"}, "custom.metric.tags: must be comma-separated key=value pairs"),
+    ({"replica.identity.autoset.values": "public.t:ALL"}, "replica.identity.autoset.values: entry 'public.t:ALL'"),
+    # Implemented properties whose format or range the model's types did not express.
+    ({"message.key.columns": "public.t"}, "message.key.columns: entry 'public.t' must be <table regex>:<column>"),
+    ({"message.key.columns": "public.t:a;s.u"}, "message.key.columns: entry 's.u'"),
+    ({"table.include.list": "public.a", "table.exclude.list": "public.b"},
+     "table.include.list and table.exclude.list cannot both be set"),
+    ({"schema.include.list": "a", "schema.exclude.list": "b"},
+     "schema.include.list and schema.exclude.list cannot both be set"),
+    ({"retriable.restart.connector.wait.ms": "0"}, "retriable.restart.connector.wait.ms: Input should be greater"),
+])
+def test_accepted_properties_values_are_checked_as_debezium_does(override: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigError) as exc:
+        build_config({**BASE, **override})
+    assert [message in p for p in exc.value.problems] == [True], exc.value.problems
+
+
+@pytest.mark.parametrize("override", [
+    {"max.batch.size": "100", "max.queue.size": "101"}, {"snapshot.locking.mode": "NONE"},
+    {"incremental.snapshot.watermarking.strategy": "insert_delete"}, {"errors.retry.timeout": "-1"},
+    {"replica.identity.autoset.values": "public.t:FULL, s.u:INDEX u_idx"}, {"custom.metric.tags": "k=v,a=b"},
+    {"database.tcpKeepAlive": "TRUE"}, {"poll.interval.ms": "100"}, {"message.key.columns": "public.t:a,b;s.u:c"},
+])
+def test_accepted_properties_good_values_pass(override: dict[str, str]) -> None:
+    build_config({**BASE, **override})
 
 
 @pytest.mark.parametrize("missing", ["topic.prefix", "database.hostname", "database.user", "database.dbname"])
