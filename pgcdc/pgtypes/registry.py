@@ -66,12 +66,16 @@ def _numeric(c: ColumnLike, m: Modes) -> Converter:
             "doc": "Variable scaled decimal",
         }
 
+        # The trailing zeros of the fraction are dropped ('1.000' is scale 0, '-0.00100' scale 3, '100' stays
+        # scale 0): in snapshots and streaming, columns, domains and array elements alike (measured on 3.6).
         def variable(text: str) -> Any:
             d = numbers.parse_numeric(text)
             if d is None:
                 return None
             exp = d.as_tuple().exponent
             scale = max(0, -exp) if isinstance(exp, int) else 0
+            if scale and text[-1] == "0":
+                scale = len(text.rstrip("0").partition(".")[2])
             return {"scale": scale, "value": numbers.decimal_bytes(numbers.unscaled(d, scale))}
 
         return Converter(schema, variable)
