@@ -28,7 +28,7 @@ def _numeric_array(column: ColumnLike, element: Converter) -> Converter | None:
     convert = array_converter(element.fn)
 
     def whole(text: str) -> Any:
-        return None if "N" in text or "I" in text else convert(text)
+        return None if "NaN" in text or "Infinity" in text else convert(text)
 
     return Converter({"type": "array", "items": items_schema(element.schema, True)}, whole)
 
