@@ -32,8 +32,8 @@ _BY_NAME: dict[str, Any] = {
     "io.debezium.data.geometry.Point": {"x": _ZERO_DOUBLE, "y": _ZERO_DOUBLE, "wkb": "AQEAAAAAAAAAAAAAAAAAAAAAAAAA",
                                         "srid": None},
 }
-# Types whose fallback is not their schema's (hstore as JSON text: an empty map's).
-_BY_BASE_TYPE: dict[tuple[str, str], Any] = {("hstore", "string"): "{}"}
+# Types whose fallback is not their schema's (hstore: an empty map, or its JSON text).
+_BY_BASE_TYPE: dict[tuple[str, str], Any] = {("hstore", "string"): "{}", ("hstore", "map"): {}}
 _BY_TYPE: dict[str, Any] = {
     "int8": 0, "int16": 0, "int32": 0, "int64": 0, "float": _ZERO_DOUBLE, "double": _ZERO_DOUBLE,
     "boolean": False, "string": "", "bytes": "", "array": [],
