@@ -104,7 +104,8 @@ class TableEvents:
         self.fns = tuple(c.fn for c in converters)
         self.placeholders = tuple(self._placeholder(c, settings.placeholder) for c in converters)
         # Debezium finds a default's parser by the column's type name: a domain's has none.
-        defaults = [default_value(c.default, conv, None if c.domain else c.base_type_name)
+        defaults = [default_value(c.default, conv, None if c.domain else c.base_type_name,
+                                  (c.type_modifier - 4) & 0xFFFF if c.type_modifier >= 4 else None)
                     for c, conv in zip(columns, converters)]
         # A null in a full tuple stays null (a NOT NULL column cannot be null there: fallback is harmless).
         self.nulls = tuple(fallback(conv, c.base_type_name) if c.not_null else None

@@ -90,10 +90,10 @@ def _extract(expr: str, placeholder: str) -> str | None:
     return m.group(1).replace("''", "'") if m else None
 
 
-def default_value(expr: str | None, conv: Converter, type_name: str | None) -> Any:
+def default_value(expr: str | None, conv: Converter, type_name: str | None, scale: int | None = None) -> Any:
     """The schema default of a column whose DEFAULT expression is `expr`, or None when Debezium puts none.
     `type_name` is the name Debezium looks its mapper up by: the pg_type name ('enum' for enums), None for a
-    domain."""
+    domain; `scale` a numeric(p,s) column's s."""
     if expr is None or type_name is None:
         return None
     if type_name == "enum":
@@ -117,7 +117,10 @@ def default_value(expr: str | None, conv: Converter, type_name: str | None) -> A
         if type_name in _INT_RANGE and not -_INT_RANGE[type_name] <= int(text) < _INT_RANGE[type_name]:
             return None
         if type_name == "numeric":
-            Decimal(text)  # new BigDecimal(text): a text it refuses gives no default
+            exponent = Decimal(text).as_tuple().exponent  # new BigDecimal(text): a text it refuses, no default
+            if scale is not None and isinstance(exponent, int) and -exponent < scale:
+                # Debezium raises the scale to the column's ('1.5' of a numeric(5,2) is '1.50' in string mode)
+                text = f"{Decimal(text):.{scale}f}"
         value = text if conv.fn is None else conv.fn(text)
     except (ValueError, KeyError, ArithmeticError, InvalidOperation, IndexError):
         return None
