@@ -58,11 +58,9 @@ TRUNCATE_WORKLOAD = [
 # still begins and ends (BEGIN and an END with event_count 0) and counts for source.sequence.
 TRUNCATE_CASES = {
     "default_metadata": {"provide.transaction.metadata": "true"},
-    "default": {},
     "default_metadata_one_table": {"provide.transaction.metadata": "true", "table.include.list": "public.tr"},
     "explicit_t_metadata": {"provide.transaction.metadata": "true", "skipped.operations": "t"},
     "explicit_t": {"skipped.operations": "t"},
-    "none_metadata": {"provide.transaction.metadata": "true", "skipped.operations": "none"},
     "explicit_c_metadata": {"provide.transaction.metadata": "true", "skipped.operations": "c"},
 }
 
