@@ -175,7 +175,7 @@ class ChangeCapture:
                 self._emit_tx_begin()
             self._emit_tx_end(msg.end_lsn)
         if self.tx_events or self.delivered:
-            # Debezium's source.sequence starts with the end LSN of the last transaction that emitted events.
+            # Debezium's source.sequence starts with the end LSN of the last transaction it received.
             self.last_commit_lsn = msg.end_lsn
         self.position = Position(
             end_lsn=msg.end_lsn, commit_lsn=msg.commit_lsn, last_lsn=self.last_lsn or msg.commit_lsn,
