@@ -21,9 +21,7 @@ def _bit_array(column: ColumnLike, element: Converter) -> Converter | None:
 
 
 def _numeric_array(column: ColumnLike, element: Converter) -> Converter | None:
-    if column.type_modifier >= 4:
-        return None
-    # numeric[] without precision: each element as the scalar column writes it, but an element Connect cannot
+    # numeric[] and numeric(p,s)[]: each element as the scalar column writes it, but an element Connect cannot
     # carry (NaN, ±Infinity) makes the whole array null (measured on 3.6, every decimal.handling.mode).
     convert = array_converter(element.fn)
 
