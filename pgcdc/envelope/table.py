@@ -104,16 +104,17 @@ class TableEvents:
         self.fns = tuple(c.fn for c in converters)
         self.placeholders = tuple(self._placeholder(c, settings.placeholder) for c in converters)
         # Debezium finds a default's parser by the column's type name: a domain's has none.
-        defaults = [default_value(c.default, conv, None if c.domain else c.base_type_name,
-                                  (c.type_modifier - 4) & 0xFFFF if c.type_modifier >= 4 else None)
-                    for c, conv in zip(columns, converters)]
+        scales = [settings.modes.money_digits if c.base_type_name == "money"
+                  else (c.type_modifier - 4) & 0xFFFF if c.type_modifier >= 4 else None for c in columns]
+        defaults = [default_value(c.default, conv, None if c.domain else c.base_type_name, scale)
+                    for c, conv, scale in zip(columns, converters, scales)]
+        fallbacks = [fallback(conv, c.base_type_name, scale) if c.not_null else None
+                     for c, conv, scale in zip(columns, converters, scales)]
         # A null in a full tuple stays null (a NOT NULL column cannot be null there: fallback is harmless).
-        self.nulls = tuple(fallback(conv, c.base_type_name) if c.not_null else None
-                           for c, conv in zip(columns, converters))
+        self.nulls = tuple(fallbacks)
         # The non-key columns of a key-only old tuple are absent, and Debezium fills them with the schema
         # default, else the type's fallback for NOT NULL columns, else null (measured on 3.6).
-        self.absent = tuple(d if d is not None else fallback(conv, c.base_type_name) if c.not_null else None
-                            for c, conv, d in zip(columns, converters, defaults))
+        self.absent = tuple(d if d is not None else f for d, f in zip(defaults, fallbacks))
         if rules is not None:  # masks, hashes, truncation: the values change, the schema's defaults do not
             nulls, absent, placeholders = list(self.nulls), list(self.absent), list(self.placeholders)
             for i, c in enumerate(columns):

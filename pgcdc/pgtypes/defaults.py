@@ -40,8 +40,12 @@ _BY_TYPE: dict[str, Any] = {
 }
 
 
-def fallback(conv: Converter, base_type_name: str = "") -> Any:
-    """The value Debezium writes for a NOT NULL column it has no value and no default for (measured on 3.6)."""
+def fallback(conv: Converter, base_type_name: str = "", scale: int | None = None) -> Any:
+    """The value Debezium writes for a NOT NULL column it has no value and no default for (measured on 3.6);
+    `scale`: a numeric(p,s) column's s, or money's fraction digits."""
+    if base_type_name in ("numeric", "money") and conv.schema["type"] == "string":
+        # decimal.handling.mode=string: BigDecimal.ZERO at the column's scale ('0', '0.00')
+        return f"{0:.{scale or 0}f}"
     special = _BY_BASE_TYPE.get((base_type_name, conv.schema["type"]))
     if special is not None:
         return special
