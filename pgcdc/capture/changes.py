@@ -90,7 +90,7 @@ class ChangeCapture:
         self.collection_order: dict[str, int] = {}
         self.tx_events = 0
         self.delivered = False  # the transaction holds a change Debezium would have received
-        self.begin_lsn = 0
+        self.begin_lsn = 0  # the first such change's: PostgreSQL sends the Begin with it
         self.last_lsn = 0
         self.position: Position | None = None  # last fully emitted transaction: what may be checkpointed
         self.in_transaction = False
@@ -141,9 +141,7 @@ class ChangeCapture:
         decoder.decode(b"S" + struct.pack(">IB", msg.xid, 0))  # back inside a streamed block for decoding
         self._replaying = True
         try:
-            for i, (change_lsn, payload) in enumerate(self.streams.commit(msg.xid)):
-                if i == 0:
-                    self.begin_lsn = change_lsn  # where the Begin of the whole transaction would have been
+            for change_lsn, payload in self.streams.commit(msg.xid):
                 self.handle(decoder.decode(payload), change_lsn, payload)
         finally:
             self._replaying = False
@@ -276,8 +274,8 @@ class ChangeCapture:
         """The table a row change is emitted for, or None (kept for a streamed commit, filtered, skipped)."""
         if msg.xid is not None and self._spilled(msg, lsn):
             return None
-        if self.counts[op]:
-            self.delivered = True
+        if self.counts[op] and not self.delivered:
+            self.delivered, self.begin_lsn = True, lsn
         t = self._table(msg.relation_oid, lsn)
         inc = self.incremental
         if inc is not None and t is not None and (inc.buffer or msg.relation_oid == inc.signal_oid):
@@ -291,7 +289,8 @@ class ChangeCapture:
     def _insert(self, msg: m.Insert, lsn: int) -> None:
         if msg.xid is None and self.incremental is None and not self.skipping and lsn > self.skip_upto \
                 and not self.skip_c:  # the common case, without _target's checks
-            self.delivered = True
+            if not self.delivered:
+                self.delivered, self.begin_lsn = True, lsn
             t = self.relations.get(msg.relation_oid)
             if t is not None:
                 after = t.row(msg.new, lsn)
@@ -343,8 +342,8 @@ class ChangeCapture:
             return
         # A truncate skipped by default (not by an explicit skipped.operations) still reaches Debezium, which
         # drops it after decoding: its transaction counts (measured).
-        if self.counts["t"]:
-            self.delivered = True
+        if self.counts["t"] and not self.delivered:
+            self.delivered, self.begin_lsn = True, lsn
         if self.skip_t:
             return
         for oid in msg.relation_oids:
@@ -357,6 +356,8 @@ class ChangeCapture:
             return
         if msg.transactional and (self.skipping or lsn <= self.skip_upto):
             return
+        if msg.transactional and not self.delivered:
+            self.delivered, self.begin_lsn = True, lsn
         if self.message_filter is not None and not self.message_filter(msg.prefix):
             return
         now_ns = time.time_ns()
@@ -391,8 +392,8 @@ class ChangeCapture:
 
     # -- transaction metadata ---------------------------------------------------------------------------
     def _emit_tx_begin(self) -> None:
-        # Debezium writes BEGIN when the transaction's Begin arrives: its id has the Begin's LSN (the
-        # transaction's first change, emitted or not; measured).
+        # Debezium writes BEGIN when the transaction's Begin arrives: its id has the Begin's LSN, the LSN of the
+        # first change its publication sends (emitted or not; measured).
         tx_id = f"{self.xid}:{self.begin_lsn}"
         value = {"status": "BEGIN", "id": tx_id, "event_count": None, "data_collections": None,
                  "ts_ms": self.commit_us // 1000}
