@@ -416,6 +416,13 @@ class ConnectorConfig(BaseModel):
 
     # -- derived ----------------------------------------------------------------------------------
     @property
+    def unpublished_operations(self) -> frozenset[str]:
+        """The operations Debezium leaves out of its publication (`publish = ...`): those of an explicitly set
+        skipped.operations; the default (`t`) is skipped after decoding instead. PostgreSQL then sends Debezium
+        no transaction that has only such changes, and a transaction that counts depends on it."""
+        return self.skipped_operations if "skipped_operations" in self.model_fields_set else frozenset()
+
+    @property
     def confirms_lsn(self) -> bool:
         """flush.lsn.source=false or lsn.flush.mode=manual: offsets are stored, the slot is left alone."""
         return self.flush_lsn_source and self.lsn_flush_mode != "manual"

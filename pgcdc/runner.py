@@ -277,6 +277,7 @@ class Connector:
         capture = ChangeCapture(
             sink=sink, tables=tables, topic_prefix=c.topic_prefix,
             database=c.database_dbname, skipped_operations=c.skipped_operations,
+            unpublished_operations=c.unpublished_operations,
             tombstones_on_delete=c.tombstones_on_delete, transaction_metadata=c.provide_transaction_metadata,
             key_schemas=c.key_converter_schemas_enable, value_schemas=c.value_converter_schemas_enable,
             resume=resume, context_headers=self.context_headers,

@@ -47,11 +47,12 @@ def table_lookup(config: ConnectorConfig, catalog: Catalog, settings: EnvelopeSe
         for c in rel.columns:
             ci = by_name.get(c.name)
             if ci is not None and ci.type_oid == c.type_oid:
-                cols.append(ColumnSpec(c.name, ci.type_name, ci.base_type_name, c.type_modifier, ci.not_null,
-                                       ci.default, ci.enum_labels))
+                # (the catalog's modifier: pgoutput sends -1 for a domain column, whose modifier is the domain's)
+                cols.append(ColumnSpec(c.name, ci.type_name, ci.base_type_name, ci.type_modifier, ci.not_null,
+                                       ci.default, ci.enum_labels, ci.domain))
             else:  # the catalog moved on since this change was written: the type comes from the Relation
-                base, type_name, labels = catalog.type_of(c.type_oid, c.type_modifier)
-                cols.append(ColumnSpec(c.name, type_name, base, c.type_modifier, ci.not_null if ci else False,
+                base, type_name, labels, typmod = catalog.type_of(c.type_oid, c.type_modifier)
+                cols.append(ColumnSpec(c.name, type_name, base, typmod, ci.not_null if ci else False,
                                        ci.default if ci else None, labels))
         pk = info.primary_key if info is not None else tuple(c.name for c in rel.columns if c.is_key)
         return TableEvents(rel.namespace, rel.name, cols, pk, settings)

@@ -52,7 +52,7 @@ class ChangeCapture:
                  key_schemas: bool = True, value_schemas: bool = True, resume: ResumePoint | None = None,
                  context_headers: list[tuple[str, bytes]] | None = None,
                  message_filter: Callable[[str], bool] | None = None,
-                 transaction_topic: str | None = None) -> None:
+                 transaction_topic: str | None = None, unpublished_operations: frozenset[str] = frozenset()) -> None:
         self.sink = sink
         self.message_filter = message_filter  # message.prefix.include/exclude.list: True keeps the prefix
         self.lookup = tables
@@ -62,6 +62,11 @@ class ChangeCapture:
         self.skip_u = "u" in skipped_operations
         self.skip_d = "d" in skipped_operations
         self.skip_t = "t" in skipped_operations
+        # Changes Debezium's publication would not send (config.unpublished_operations): a transaction holding
+        # only those never reaches Debezium. Any other change makes its transaction count: for source.sequence,
+        # and with transaction metadata for a BEGIN and an END even when nothing in it is emitted (Debezium
+        # 3.6 writes BEGIN when the transaction starts; measured: an END with event_count 0).
+        self.counts = {op: op not in unpublished_operations for op in ("c", "u", "d", "t")}
         self.tombstones = tombstones_on_delete
         self.tx_metadata = transaction_metadata
         self.resume = resume
@@ -85,6 +90,8 @@ class ChangeCapture:
         self.total_order = 0
         self.collection_order: dict[str, int] = {}
         self.tx_events = 0
+        self.delivered = False  # the transaction holds a change Debezium would have received
+        self.begin_lsn = 0  # the first such change's: PostgreSQL sends the Begin with it
         self.last_lsn = 0
         self.position: Position | None = None  # last fully emitted transaction: what may be checkpointed
         self.in_transaction = False
@@ -163,6 +170,8 @@ class ChangeCapture:
         self.total_order = 0
         self.collection_order = {}
         self.tx_events = 0
+        self.delivered = False
+        self.begin_lsn = lsn
         resume = self.resume
         self.skipping = resume is not None and resume.skips_transaction(msg.final_lsn)
         # Events up to this LSN of this transaction were emitted before a restart (a mid-transaction offset).
@@ -172,10 +181,12 @@ class ChangeCapture:
 
     def _commit(self, msg: m.Commit, lsn: int) -> None:
         self.in_transaction = False
-        if self.tx_metadata and self.total_order and not self.skipping:
+        if self.tx_metadata and not self.skipping and (self.total_order or self.delivered):
+            if not self.total_order:
+                self._emit_tx_begin()
             self._emit_tx_end(msg.end_lsn)
-        if self.tx_events:
-            # Debezium's source.sequence starts with the end LSN of the last transaction that emitted events.
+        if self.tx_events or self.delivered:
+            # Debezium's source.sequence starts with the end LSN of the last transaction it received.
             self.last_commit_lsn = msg.end_lsn
         self.position = Position(
             end_lsn=msg.end_lsn, commit_lsn=msg.commit_lsn, last_lsn=self.last_lsn or msg.commit_lsn,
@@ -235,7 +246,7 @@ class ChangeCapture:
             return None
         tx_id = f"{self.xid}:{lsn}"
         if self.total_order == 0:
-            self._emit_tx_begin(tx_id)
+            self._emit_tx_begin()
         self.total_order += 1
         order = self.collection_order.get(collection, 0) + 1
         self.collection_order[collection] = order
@@ -272,10 +283,12 @@ class ChangeCapture:
             return None
         return self.relations.get(oid)
 
-    def _target(self, msg: m.Insert | m.Update | m.Delete, lsn: int, skipped: bool) -> TableEvents | None:
+    def _target(self, msg: m.Insert | m.Update | m.Delete, lsn: int, skipped: bool, op: str) -> TableEvents | None:
         """The table a row change is emitted for, or None (kept for a streamed commit, filtered, skipped)."""
         if msg.xid is not None and self._spilled(msg, lsn):
             return None
+        if self.counts[op] and not self.delivered:
+            self.delivered, self.begin_lsn = True, lsn
         t = self._table(msg.relation_oid, lsn)
         inc = self.incremental
         if inc is not None and t is not None and (inc.buffer or msg.relation_oid == inc.signal_oid):
@@ -289,12 +302,14 @@ class ChangeCapture:
     def _insert(self, msg: m.Insert, lsn: int) -> None:
         if msg.xid is None and self.incremental is None and not self.skipping and lsn > self.skip_upto \
                 and not self.skip_c:  # the common case, without _target's checks
+            if not self.delivered:
+                self.delivered, self.begin_lsn = True, lsn
             t = self.relations.get(msg.relation_oid)
             if t is not None:
                 after = t.row(msg.new, lsn)
                 self._emit(t, "c", None, after, t.key(after), lsn)
             return
-        t = self._target(msg, lsn, self.skip_c)
+        t = self._target(msg, lsn, self.skip_c, "c")
         if t is not None:
             after = t.row(msg.new, lsn)
             self._emit(t, "c", None, after, t.key(after), lsn)
@@ -302,7 +317,7 @@ class ChangeCapture:
             self.incremental.after_signal()  # the next window is opened after the signal row's record
 
     def _update(self, msg: m.Update, lsn: int) -> None:
-        t = self._target(msg, lsn, self.skip_u)
+        t = self._target(msg, lsn, self.skip_u, "u")
         if t is None:
             return
         after, before = t.update_rows(msg.new, msg.old, msg.old_kind, lsn)
@@ -326,7 +341,7 @@ class ChangeCapture:
             self._emit(t, "c", None, after, new_key, lsn, [("__debezium.oldkey", old_key)])
 
     def _delete(self, msg: m.Delete, lsn: int) -> None:
-        t = self._target(msg, lsn, self.skip_d)
+        t = self._target(msg, lsn, self.skip_d, "d")
         if t is None:
             return
         before = t.row(msg.old, lsn, msg.old_kind == "K")
@@ -338,9 +353,10 @@ class ChangeCapture:
     def _truncate(self, msg: m.Truncate, lsn: int) -> None:
         if msg.xid is not None and self._spilled(msg, lsn):
             return
-        # Debezium filters truncates after decoding, so even a skipped one makes its transaction count for
-        # source.sequence; skipped inserts/updates/deletes are dropped by its decoder and do not (measured).
-        self.tx_events += 1
+        # A truncate skipped by default (not by an explicit skipped.operations) still reaches Debezium, which
+        # drops it after decoding: its transaction counts (measured).
+        if self.counts["t"] and not self.delivered:
+            self.delivered, self.begin_lsn = True, lsn
         if self.skip_t:
             return
         for oid in msg.relation_oids:
@@ -353,6 +369,8 @@ class ChangeCapture:
             return
         if msg.transactional and (self.skipping or lsn <= self.skip_upto):
             return
+        if msg.transactional and not self.delivered:
+            self.delivered, self.begin_lsn = True, lsn
         if self.message_filter is not None and not self.message_filter(msg.prefix):
             return
         now_ns = time.time_ns()
@@ -386,7 +404,10 @@ class ChangeCapture:
                                      extra=self.incremental.offset_fields() if self.incremental is not None else ())
 
     # -- transaction metadata ---------------------------------------------------------------------------
-    def _emit_tx_begin(self, tx_id: str) -> None:
+    def _emit_tx_begin(self) -> None:
+        # Debezium writes BEGIN when the transaction's Begin arrives: its id has the Begin's LSN, the LSN of the
+        # first change its publication sends (emitted or not; measured).
+        tx_id = f"{self.xid}:{self.begin_lsn}"
         value = {"status": "BEGIN", "id": tx_id, "event_count": None, "data_collections": None,
                  "ts_ms": self.commit_us // 1000}
         self.sink.send(self.tx_topic, self.tx_key({"id": tx_id}), self.tx_value(value))

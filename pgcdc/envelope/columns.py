@@ -12,7 +12,9 @@ rules do was measured on Debezium 3.6:
   schema parameter `masked=true`;
 - `truncate.to.N.chars` keeps the first N characters; schema parameter `truncateLength=N`.
 
-Only string columns are masked, hashed or truncated; the schema's `default` keeps the unmasked value.
+Only string columns are masked, hashed or truncated (a masked column of another type only gets `masked=true` in
+its schema); an unchanged TOASTed value's placeholder is masked, hashed or truncated like a value; the schema's
+`default` keeps the unmasked value.
 """
 
 from __future__ import annotations
@@ -102,6 +104,11 @@ class ColumnRules:
     def apply(self, full: str, conv: Converter, length: int | None) -> tuple[Converter, Callable[[Any], Any] | None]:
         """(the column's converter under the rules, the function that also applies to null/filled values)."""
         if conv.schema.get("type") != "string":
+            # A masked column of another type keeps its values; only its schema says `masked` (measured on 3.6
+            # for bytea).
+            if any(p.fullmatch(full) for patterns, _ in self.masks for p in patterns):
+                params = {**conv.schema.get("parameters", {}), "masked": "true"}
+                return dataclasses.replace(conv, schema={**conv.schema, "parameters": params}), None
             return conv, None
         fill: Callable[[Any], Any] | None = None
         for patterns, n in self.truncates:

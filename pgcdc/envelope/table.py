@@ -56,6 +56,7 @@ class ColumnSpec:
     not_null: bool
     default: str | None = None  # the DEFAULT expression's text
     enum_labels: str | None = None  # for enum columns (and enum arrays): the labels, comma-separated
+    domain: bool = False  # a domain over base_type_name
 
 
 def key_columns_override(spec: str, schema: str, table: str) -> tuple[str, ...] | None:
@@ -106,23 +107,30 @@ class TableEvents:
         self.converters = tuple(converters)
         self.fns = tuple(c.fn for c in converters)
         self.placeholders = tuple(self._placeholder(c, settings.placeholder) for c in converters)
-        defaults = [default_value(c.default, conv, c.not_null) for c, conv in zip(columns, converters)]
+        # Debezium finds a default's parser by the column's type name: a domain's has none.
+        scales = [settings.modes.money_digits if c.base_type_name == "money"
+                  else (c.type_modifier - 4) & 0xFFFF if c.type_modifier >= 4 else None for c in columns]
+        defaults = [default_value(c.default, conv, None if c.domain else c.base_type_name, scale)
+                    for c, conv, scale in zip(columns, converters, scales)]
+        fallbacks = [fallback(conv, c.base_type_name, scale) if c.not_null else None
+                     for c, conv, scale in zip(columns, converters, scales)]
         # A null in a full tuple stays null (a NOT NULL column cannot be null there: fallback is harmless).
-        self.nulls = tuple(fallback(conv) if c.not_null else None for c, conv in zip(columns, converters))
+        self.nulls = tuple(fallbacks)
         # The non-key columns of a key-only old tuple are absent, and Debezium fills them with the schema
         # default, else the type's fallback for NOT NULL columns, else null (measured on 3.6).
-        self.absent = tuple(d if d is not None else fallback(conv) if c.not_null else None
-                            for c, conv, d in zip(columns, converters, defaults))
+        self.absent = tuple(d if d is not None else f for d, f in zip(defaults, fallbacks))
         if rules is not None:  # masks, hashes, truncation: the values change, the schema's defaults do not
-            nulls, absent = list(self.nulls), list(self.absent)
+            nulls, absent, placeholders = list(self.nulls), list(self.absent), list(self.placeholders)
             for i, c in enumerate(columns):
                 converters[i], fill = rules.apply(f"{schema}.{table}.{c.name}", converters[i],
                                                   declared_length(c.base_type_name, c.type_modifier))
                 if fill is not None:
-                    nulls[i], absent[i] = fill(nulls[i]), fill(absent[i])
+                    # An unchanged TOASTed value is masked, hashed or cut too: Debezium applies the rule to the
+                    # placeholder it puts there (measured on 3.6).
+                    nulls[i], absent[i], placeholders[i] = fill(nulls[i]), fill(absent[i]), fill(placeholders[i])
             self.converters = tuple(converters)
             self.fns = tuple(c.fn for c in converters)
-            self.nulls, self.absent = tuple(nulls), tuple(absent)
+            self.nulls, self.absent, self.placeholders = tuple(nulls), tuple(absent), tuple(placeholders)
         self.type_names = tuple(c.type_name for c in columns)
 
         key_cols = (key_columns_override(settings.message_key_columns, schema, table)

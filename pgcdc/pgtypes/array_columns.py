@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from pgcdc.pgtypes import numbers, temporal
 from pgcdc.pgtypes.arrays import array_converter
@@ -20,10 +21,26 @@ def _bit_array(column: ColumnLike, element: Converter) -> Converter | None:
 
 
 def _numeric_array(column: ColumnLike, element: Converter) -> Converter | None:
-    if column.type_modifier >= 4:
-        return None
-    # numeric[] without precision: an array of VariableScaleDecimal whose value is always null (measured).
-    return Converter({"type": "array", "items": items_schema(element.schema, True)}, _null)
+    # numeric[] and numeric(p,s)[]: each element as the scalar column writes it, but an element Connect cannot
+    # carry (NaN, ±Infinity) makes the whole array null (measured on 3.6, every decimal.handling.mode).
+    convert = array_converter(element.fn)
+
+    def whole(text: str) -> Any:
+        return None if "NaN" in text or "Infinity" in text else convert(text)
+
+    return Converter({"type": "array", "items": items_schema(element.schema, True)}, whole)
+
+
+def _no_null_elements(column: ColumnLike, element: Converter) -> Converter | None:
+    # ltree[], tsvector[] and enum arrays holding a null element are written null as a whole (measured).
+    convert = array_converter(element.fn)
+
+    def whole(text: str) -> Any:
+        items = convert(text)
+        return None if None in items else items
+
+    return Converter({"type": "array", "items": items_schema(element.schema, column.base_type_name == "_ltree")},
+                     whole)
 
 
 def _time_array(column: ColumnLike, element: Converter) -> Converter | None:
@@ -97,6 +114,9 @@ def _timestamptz_array(column: ColumnLike, element: Converter) -> Converter | No
 ARRAYS: dict[str, Callable[[ColumnLike, Converter], Converter | None]] = {
     "_bit": _bit_array,
     "_numeric": _numeric_array,
+    "_ltree": _no_null_elements,
+    "_tsvector": _no_null_elements,
+    "_enum": _no_null_elements,
     "_time": _time_array,
     "_date": _date_array,
     "_timestamp": _timestamp_array,

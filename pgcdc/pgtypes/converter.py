@@ -62,8 +62,9 @@ def connect_schema(type_: str, name: str | None = None, version: int | None = No
 def items_schema(schema: dict[str, Any], optional: bool) -> dict[str, Any]:
     """An element schema as an array's items, in JsonConverter's member order."""
     items = {**schema}
-    return {"type": items.pop("type"), **({"fields": items.pop("fields")} if "fields" in items else {}),
-            "optional": optional, **items}
+    # JsonConverter writes a struct's fields and a map's keys and values before `optional`.
+    nested: dict[str, Any] = {k: items.pop(k) for k in ("fields", "keys", "values") if k in items}
+    return {"type": items.pop("type"), **nested, "optional": optional, **items}
 
 
 def in_ms(f: Fn) -> Fn:

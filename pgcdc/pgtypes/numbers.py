@@ -55,7 +55,8 @@ def java_double(text: str) -> Any:
     # the str as it is: no encode.)
     if "e" not in text:
         ip, dot, fp = text.lstrip("-").partition(".")
-        if dot and ((ip != "0" and len(ip) <= 7) or (ip == "0" and fp[:3] != "000")):
+        # (numeric's text keeps trailing zeros of its scale, '1.50'; Java's shortest form has none)
+        if dot and fp[-1:] != "0" and ((ip != "0" and len(ip) <= 7) or (ip == "0" and fp[:3] != "000")):
             return orjson.Fragment(text)
         if not dot and ip != "0" and len(ip) <= 7:
             return orjson.Fragment(text + ".0")

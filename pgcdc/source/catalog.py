@@ -16,13 +16,14 @@ import psycopg
 class ColumnInfo:
     name: str
     type_oid: int
-    type_modifier: int
+    type_modifier: int  # the attribute's, else (a domain) the domain's
     type_name: str  # format_type(): e.g. "numeric(10,2)", "character varying(20)", "integer[]"
     base_type_name: str  # pg_type.typname of the type (of the base type for domains), e.g. "int4", "_text"
     not_null: bool
     default: str | None  # the default expression as text
     position: int
     enum_labels: str | None  # labels of an enum type (or of an enum array's element), comma-separated
+    domain: bool = False  # the column's type is a domain (base_type_name and type_modifier are its base's)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,16 +36,33 @@ class TableInfo:
     replica_identity: str
 
 
-_COLUMNS = """
-SELECT a.attname, a.atttypid, a.atttypmod, format_type(a.atttypid, a.atttypmod),
-       CASE WHEN et.typtype = 'e' THEN CASE WHEN t.typcategory = 'A' THEN '_enum' ELSE 'enum' END
-            ELSE COALESCE(bt.typname, t.typname) END,
+# A domain stands for its base type with the domain's type modifier (Debezium maps a numeric(7,2) domain as
+# numeric(7,2), measured): `r` follows a chain of domains (a domain over a domain) to the first base that is
+# not one, keeping the outermost modifier given. Arrays of domains stay unknown types, as Debezium leaves them.
+_RESOLVED = """
+WITH RECURSIVE chain(base, typmod, depth) AS (
+    SELECT t.oid, -1, 0
+    UNION ALL
+    SELECT d.typbasetype, CASE WHEN chain.typmod = -1 THEN d.typtypmod ELSE chain.typmod END, chain.depth + 1
+    FROM chain JOIN pg_type d ON d.oid = chain.base AND d.typtype = 'd' WHERE chain.depth < 32
+)
+SELECT chain.base, chain.typmod FROM chain ORDER BY chain.depth DESC LIMIT 1
+"""
+_BASE_NAME = """CASE WHEN et.typtype = 'e' THEN CASE WHEN t.typcategory = 'A' THEN '_enum' ELSE 'enum' END
+            ELSE bt.typname END"""
+_JOINS = f"""CROSS JOIN LATERAL ({_RESOLVED}) r
+JOIN pg_type bt ON bt.oid = r.base
+LEFT JOIN pg_type et ON et.oid = CASE WHEN t.typcategory = 'A' THEN t.typelem ELSE r.base END"""
+
+_COLUMNS = f"""
+SELECT a.attname, a.atttypid, CASE WHEN a.atttypmod = -1 THEN r.typmod ELSE a.atttypmod END,
+       format_type(a.atttypid, a.atttypmod), {_BASE_NAME},
        a.attnotnull, pg_get_expr(d.adbin, d.adrelid), a.attnum,
-       (SELECT string_agg(e.enumlabel, ',' ORDER BY e.enumsortorder) FROM pg_enum e WHERE e.enumtypid = et.oid)
+       (SELECT string_agg(e.enumlabel, ',' ORDER BY e.enumsortorder) FROM pg_enum e WHERE e.enumtypid = et.oid),
+       t.typtype = 'd'
 FROM pg_attribute a
 JOIN pg_type t ON t.oid = a.atttypid
-LEFT JOIN pg_type bt ON t.typtype = 'd' AND bt.oid = t.typbasetype
-LEFT JOIN pg_type et ON et.oid = CASE WHEN t.typcategory = 'A' THEN t.typelem ELSE COALESCE(bt.oid, t.oid) END
+{_JOINS}
 LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
 WHERE a.attrelid = %s AND a.attnum > 0 AND NOT a.attisdropped
 ORDER BY a.attnum
@@ -60,14 +78,12 @@ FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = %s
 """
 
 
-_TYPE = """
-SELECT CASE WHEN et.typtype = 'e' THEN CASE WHEN t.typcategory = 'A' THEN '_enum' ELSE 'enum' END
-            ELSE COALESCE(bt.typname, t.typname) END,
-       format_type(t.oid, %s::int),
-       (SELECT string_agg(e.enumlabel, ',' ORDER BY e.enumsortorder) FROM pg_enum e WHERE e.enumtypid = et.oid)
+_TYPE = f"""
+SELECT {_BASE_NAME}, format_type(t.oid, %s::int),
+       (SELECT string_agg(e.enumlabel, ',' ORDER BY e.enumsortorder) FROM pg_enum e WHERE e.enumtypid = et.oid),
+       r.typmod
 FROM pg_type t
-LEFT JOIN pg_type bt ON t.typtype = 'd' AND bt.oid = t.typbasetype
-LEFT JOIN pg_type et ON et.oid = CASE WHEN t.typcategory = 'A' THEN t.typelem ELSE COALESCE(bt.oid, t.oid) END
+{_JOINS}
 WHERE t.oid = %s
 """
 
@@ -86,13 +102,14 @@ class Catalog:
         cols = tuple(ColumnInfo(*r) for r in self.conn.execute(_COLUMNS, (oid,)).fetchall())
         return TableInfo(oid, schema, name, cols, tuple(pk), ident)
 
-    def type_of(self, type_oid: int, type_modifier: int) -> tuple[str, str, str | None]:
-        """(base type name as in ColumnInfo, format_type text, enum labels) for a type oid: for columns the
-        current catalog no longer has (dropped or retyped after the change was written)."""
+    def type_of(self, type_oid: int, type_modifier: int) -> tuple[str, str, str | None, int]:
+        """(base type name as in ColumnInfo, format_type text, enum labels, type modifier: a domain's when the
+        column has none) for a type oid: for columns the current catalog no longer has (dropped or retyped
+        after the change was written)."""
         row = self.conn.execute(_TYPE, (type_modifier, type_oid)).fetchone()
         if row is None:
-            return "", "", None
-        return row[0], row[1], row[2]
+            return "", "", None, type_modifier
+        return row[0], row[1], row[2], type_modifier if type_modifier != -1 else row[3]
 
     def table_oid(self, schema: str, name: str) -> int | None:
         row = self.conn.execute(

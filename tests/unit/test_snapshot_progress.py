@@ -43,7 +43,7 @@ def test_completed_and_streaming_offsets_carry_no_progress() -> None:
 
 
 @pytest.mark.parametrize(("first_table", "first_row", "last_row", "expected"), [
-    (True, True, False, "first"), (True, True, True, "first"), (False, True, True, "first_in_data_collection"),
+    (True, True, False, "first"), (True, True, True, "first"), (False, True, True, "last_in_data_collection"),
     (True, False, False, "true"), (False, False, True, "last_in_data_collection"), (False, False, False, "true"),
 ])
 def test_markers(first_table: bool, first_row: bool, last_row: bool, expected: str) -> None:
