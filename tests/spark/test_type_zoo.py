@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
 from pgcdc.cli import main
 from pgcdc.spark import DecodeOptions, apply_changes, decode_changes, read_table, stream_to_tables, table_path
@@ -102,11 +103,11 @@ def test_truncate_one_record_per_batch(spark: SparkSession, zoo_capture: Capture
     """Every record of the truncated table in a batch of its own: the truncate alone in its batch."""
     topic = zoo_capture.topics["z_truncate"]
     raw = read_all(spark, zoo_capture, subscribe=topic).persist()
-    last = raw.agg({"offset": "max"}).first()[0]
-    assert raw.filter("partition != 0").count() == 0
-    assert raw.filter(raw.value.contains('"op":"t"')).count() == 1
-    for offset in range(last + 1):
-        apply_changes(spark, decode_changes(raw.filter(raw.offset == offset)), tmp_path, fmt)
+    assert raw.filter(raw.value.cast("string").contains('"op":"t"')).count() == 1
+    # partition by partition: a partition's older records arrive after the truncate of another
+    for r in raw.select("partition", "offset").orderBy("partition", "offset").collect():
+        one = raw.filter((F.col("partition") == r["partition"]) & (F.col("offset") == r["offset"]))
+        apply_changes(spark, decode_changes(one), tmp_path, fmt)
     report = verify(zoo_capture.dsn, "public.z_truncate", table_path(tmp_path, topic), fmt)
     assert report.ok, report.text()
     rows = read_table(spark, table_path(tmp_path, topic), fmt).orderBy("id").collect()
