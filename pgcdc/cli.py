@@ -252,6 +252,7 @@ def demo(transactions: int, keep_running: bool, raw: bool) -> None:
 @click.option("--target", "targets", multiple=True, required=True, metavar="PATH",
               help="the target table's folder, one per --table, same order")
 @click.option("--format", "fmt", type=click.Choice(["parquet", "delta"]), default="parquet", show_default=True)
+@one_line_errors
 def verify(dsn: str, tables: tuple[str, ...], targets: tuple[str, ...], fmt: str) -> None:
     """Compare target tables written by pgcdc.spark with PostgreSQL: row counts and per-row checksums.
 

@@ -3,8 +3,9 @@
 One pass finds the distinct (topic, value schema, key schema) versions in the batch; each version gets its
 codecs (pgcdc.spark.schema) and one `from_json` + projection. Versions of a table are aligned on the newest
 one (columns added, dropped or retyped mid-stream), so a schema change is a new projection, not a failure.
-Records that are not change events of a known table, or whose values cannot be represented, go to the
-quarantine DataFrame with a reason.
+Records that are not change events of a known table, or whose key cannot be represented, go to the
+quarantine DataFrame with a reason; a value Spark cannot hold makes its column null and is named in the row's
+`_pgcdc_unrepresentable` (or, per DecodeOptions.unrepresentable, is clamped or quarantines the record).
 
 Ordering: every change row gets `__pgcdc_pos`, a string that sorts like (source.lsn, kind, partition, offset)
 with kind 0 for snapshot reads (`r`, whose lsn is the snapshot's consistent point), 1 for streamed changes
@@ -28,6 +29,10 @@ POS = "__pgcdc_pos"
 DELETED = "__pgcdc_deleted"
 OP = "__pgcdc_op"
 META = (POS, DELETED, OP)
+# The data columns whose values Spark could not hold in this row (DecodeOptions.unrepresentable); present in
+# tables that have a column which can hold such a value, null in rows where every value is there.
+UNREPRESENTABLE = "_pgcdc_unrepresentable"
+UNREPRESENTABLE_TYPE = T.ArrayType(T.StringType())
 
 QUARANTINE_SCHEMA = T.StructType([
     T.StructField("topic", T.StringType()), T.StructField("partition", T.IntegerType()),
@@ -155,6 +160,9 @@ def _decode_table(good: DataFrame, topic: str, versions: list[Any],
     latest_v, latest_after = max(row_versions, key=lambda p: p[0]["newest"])
     latest = row_codec(latest_after, options)
     keys = tuple(f["field"] for f in json.loads(latest_v["ks"]).get("fields", []))
+    keep = options.unrepresentable != "quarantine"
+    listed = keep and latest.can_fail(keys)
+    no_list = [F.lit(None).cast(UNREPRESENTABLE_TYPE).alias(UNREPRESENTABLE)] if listed else []
 
     parts: list[DataFrame] = []
     for v in versions:
@@ -168,7 +176,7 @@ def _decode_table(good: DataFrame, topic: str, versions: list[Any],
                                                   ).alias("kp"))
             key_vals, key_err = key_codec.decode(F.col("kp.payload"))
             cols = [F.lit(None).cast(latest.typed[n].dataType).alias(n) for n in latest.names if n not in keys]
-            parts.append(_finish(parsed, key_vals, cols, key_err, tombstone=True))
+            parts.append(_finish(parsed, key_vals, cols + no_list, key_err, tombstone=True))
             continue
         after = envelope_fields(json.loads(v["vs"])).get("after")
         if after is None:
@@ -184,7 +192,12 @@ def _decode_table(good: DataFrame, topic: str, versions: list[Any],
                         T.StructType([T.StructField("payload", key_codec.raw)])).alias("kp"),
         )
         image = F.when(F.col("op") == "d", F.col("vp.payload.before")).otherwise(F.col("vp.payload.after"))
-        values, err = codec.decode(image)
+        err: Column | None = None
+        unrepresentable: Column | None = None
+        if keep:
+            values, unrepresentable = codec.decode_keeping(image, keys, options.unrepresentable == "clamp")
+        else:
+            values, err = codec.decode(image)
         key_vals, key_err = key_codec.decode(F.col("kp.payload"))
         by_name = dict(zip(codec.names, values))
         cols = []
@@ -197,7 +210,9 @@ def _decode_table(good: DataFrame, topic: str, versions: list[Any],
                 cols.append(by_name[name] if src == target else by_name[name].try_cast(target).alias(name))
             else:
                 cols.append(F.lit(None).cast(target).alias(name))
-        error = F.coalesce(err, key_err) if key_err is not None else err
+        if listed:
+            cols.append(unrepresentable.alias(UNREPRESENTABLE) if unrepresentable is not None else no_list[0])
+        error = F.coalesce(err, key_err) if err is not None else key_err
         parts.append(_finish(parsed, key_vals, cols, error, tombstone=False))
 
     if not parts:
@@ -216,9 +231,10 @@ def _decode_table(good: DataFrame, topic: str, versions: list[Any],
         F.lit(topic).alias("topic"), "partition", "offset", "__rkey", "__rvalue", "__error").toDF(
         *QUARANTINE_SCHEMA.names)
     data_names = [*keys, *[n for n in latest.names if n not in keys]]
-    rows = union.filter(F.col("__error").isNull()).select(*data_names, *META)
+    rows = union.filter(F.col("__error").isNull()).select(*data_names, *([UNREPRESENTABLE] if listed else []), *META)
     schema = T.StructType([latest.typed[n] if n in latest.names else _key_field(keys, n, versions, options)
-                           for n in data_names])
+                           for n in data_names]
+                          + ([T.StructField(UNREPRESENTABLE, UNREPRESENTABLE_TYPE)] if listed else []))
     return TableChanges(topic, keys, schema, rows, newest, t_pos), bad_rows
 
 

@@ -7,8 +7,8 @@ things once per schema version (never per row):
   numbers), so parsing happens in the JVM;
 - `typed`: the natural Spark type (DecimalType, TimestampNTZType, DateType, BinaryType, ...);
 - `decode(col) -> (value, error)`: built-in Spark expressions turning the raw column into the typed one, and
-  a boolean expression that is true when a value cannot be represented (then the record is quarantined
-  instead of being written wrong).
+  a boolean expression that is true when a value cannot be represented (then the value is null and named
+  in `_pgcdc_unrepresentable`, or the record quarantined: DecodeOptions.unrepresentable; never written wrong).
 
 Decimals are decoded with exact integer arithmetic on 32-bit chunks of the two's-complement bytes and a
 decimal string: never through a double, which overflows and rounds (see NOTES, PySpark).
@@ -29,10 +29,20 @@ Decode = Callable[[Column], tuple[Column, Column | None]]
 
 MAX_PRECISION = 38
 _EPOCH_NTZ = "1970-01-01 00:00:00"
+_FIRST_INSTANT = "0001-01-01 00:00:00"
+_LAST_INSTANT = "9999-12-31 23:59:59.999999"
 # Years 1..9999, what Parquet/Delta readers and Python hold. PostgreSQL's date/timestamp infinity (Debezium
 # writes far-out numbers for it) falls outside: quarantined rather than written as a nonsense date.
 _MIN_EPOCH_S = -62_135_596_800
 _MAX_EPOCH_S = 253_402_300_800
+# Debezium's encodings of PostgreSQL's date infinities (days since the epoch, measured with Debezium 3.6:
+# JDBC's LocalDate extremes in a snapshot, the pgoutput text through its own offsets while streaming) and of
+# an interval beyond what a long of microseconds holds (saturated). Recognised so that they become
+# unrepresentable values, and clamp to the right end, instead of a date 1.7 million years BC.
+DATE_PLUS_INFINITY = (-622_191_234, -2_147_472_692)
+DATE_MINUS_INFINITY = (-625_821_272, -2_147_472_691)
+LONG_MAX, LONG_MIN = 2**63 - 1, -(2**63)
+UNREPRESENTABLE_MODES = ("null", "clamp", "quarantine")
 SOURCE_TYPE = "__debezium.source.column.type"
 
 
@@ -46,11 +56,25 @@ class DecodeOptions:
     binary_mode: binary.handling.mode of the connector. In base64/hex/base64-url-safe the schema says
       "string", so only columns whose schema carries `__debezium.source.column.type` = BYTEA (column or
       datatype.propagate.source.type) are decoded to BinaryType; other string columns stay strings.
+    unrepresentable: what a value Spark cannot hold does to its row (infinite or out-of-range dates and
+      timestamps, decimals beyond 38 digits or the DecimalType's scale, saturated intervals). "null" (the
+      default): the row is kept, the column is null and its name is listed in `_pgcdc_unrepresentable`.
+      "clamp": the same, but dates and timestamps hold the nearest representable instant (0001-01-01 or
+      9999-12-31 23:59:59.999999; infinity to the top, -infinity to the bottom) instead of null.
+      "quarantine": the whole record goes to the quarantine (key columns always do: a row needs its key).
     """
 
     time_as: str = "long"
     variable_scale: int = 18
     binary_mode: str = "bytes"
+    unrepresentable: str = "null"
+
+    def __post_init__(self) -> None:
+        if self.unrepresentable not in UNREPRESENTABLE_MODES:
+            raise ValueError(f"DecodeOptions.unrepresentable={self.unrepresentable!r}: expected one of "
+                             f"{', '.join(UNREPRESENTABLE_MODES)}")
+        if self.time_as not in ("long", "string"):
+            raise ValueError(f"DecodeOptions.time_as={self.time_as!r}: expected long or string")
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +181,11 @@ def _variable_decimal_codec(options: DecodeOptions) -> FieldCodec:
 
 # -- temporal ---------------------------------------------------------------------------------------------
 
+def _instant(text: str, type_: T.DataType | None = None) -> Column:
+    value = F.lit(text).cast(T.TimestampNTZType())
+    return value if type_ is None else value.cast(type_)
+
+
 def _timestamp_ntz(unit: str, divisor: int = 1) -> Callable[[dict[str, Any], DecodeOptions], FieldCodec]:
     def build(schema: dict[str, Any], options: DecodeOptions) -> FieldCodec:
         per_second = {"MILLISECOND": 1000, "MICROSECOND": 1_000_000}[unit] * divisor
@@ -166,6 +195,8 @@ def _timestamp_ntz(unit: str, divisor: int = 1) -> Callable[[dict[str, Any], Dec
             amount = c if divisor == 1 else F.floor(c / divisor)
             ok = (c >= low) & (c < high)
             value = F.when(ok, F.timestamp_add(unit, amount, F.lit(_EPOCH_NTZ).cast(T.TimestampNTZType())))
+            if options.unrepresentable == "clamp":  # Debezium's infinities keep their sign (far out, ±)
+                value = value.when(c >= high, _instant(_LAST_INSTANT)).when(c < low, _instant(_FIRST_INSTANT))
             return value, c.isNotNull() & ~ok
 
         return FieldCodec(T.LongType(), T.TimestampNTZType(), decode)
@@ -176,9 +207,24 @@ def _timestamp_ntz(unit: str, divisor: int = 1) -> Callable[[dict[str, Any], Dec
 def _date(schema: dict[str, Any], options: DecodeOptions) -> FieldCodec:
     def decode(c: Column) -> tuple[Column, Column | None]:
         ok = (c >= _MIN_EPOCH_S // 86_400) & (c < _MAX_EPOCH_S // 86_400)
-        return F.when(ok, F.date_from_unix_date(c)), c.isNotNull() & ~ok
+        value = F.when(ok, F.date_from_unix_date(c))
+        if options.unrepresentable == "clamp":
+            high = c.isin(*DATE_PLUS_INFINITY) | ((c >= 0) & ~ok)
+            value = value.when(high, _instant(_LAST_INSTANT, T.DateType())).when(
+                c.isNotNull(), _instant(_FIRST_INSTANT, T.DateType()))
+        return value, c.isNotNull() & ~ok
 
     return FieldCodec(T.IntegerType(), T.DateType(), decode)
+
+
+def _duration(schema: dict[str, Any], options: DecodeOptions) -> FieldCodec:
+    """io.debezium.time.MicroDuration: Debezium saturates an interval beyond a long of microseconds."""
+
+    def decode(c: Column) -> tuple[Column, Column | None]:
+        saturated = c.isin(LONG_MAX, LONG_MIN)
+        return (c if options.unrepresentable == "clamp" else F.when(~saturated, c)), saturated
+
+    return FieldCodec(T.LongType(), T.LongType(), decode)
 
 
 def _time(factor: int, divisor: int = 1) -> Callable[[dict[str, Any], DecodeOptions], FieldCodec]:
@@ -335,6 +381,7 @@ LOGICAL: dict[str, Builder] = {
     "io.debezium.time.IsoDate": _iso_date,
     "io.debezium.time.IsoTimestamp": _iso_timestamp,
     "io.debezium.time.IsoTime": _iso_time,
+    "io.debezium.time.MicroDuration": _duration,
     "io.debezium.data.geometry.Geometry": _geometry,
     "io.debezium.data.geometry.Geography": _geometry,
     "io.debezium.data.geometry.Point": _geometry,
@@ -387,6 +434,29 @@ class RowCodec:
                 problems.append(F.when(e, F.lit(name)))
         error = F.concat_ws(",", *problems) if problems else F.lit("")
         return values, F.when(error != "", F.concat(F.lit("cannot represent value of "), error))
+
+    def decode_keeping(self, row: Column, keys: tuple[str, ...], clamp: bool) -> tuple[list[Column], Column | None]:
+        """Typed columns where a value Spark cannot hold is null (or, with `clamp`, what its codec clamped it
+        to), and an array<string> column naming those columns (null when there are none; None when no
+        column of this schema can fail). Key columns are left to the key's codec, which quarantines."""
+        values, problems = [], []
+        for name, fc in zip(self.names, self.fields):
+            v, e = fc.decode(row.getField(name))
+            if e is not None and name not in keys:
+                failed = F.coalesce(e, F.lit(False))
+                problems.append(F.when(failed, F.lit(name)))
+                if not clamp:
+                    v = F.when(~failed, v)
+            values.append(v.alias(name))
+        if not problems:
+            return values, None
+        names = F.filter(F.array(*problems), lambda x: x.isNotNull())
+        return values, F.when(F.size(names) > 0, names)
+
+    def can_fail(self, keys: tuple[str, ...]) -> bool:
+        """Whether a non-key column of this schema can hold a value Spark cannot represent."""
+        return any(fc.decode(F.lit(None).cast(fc.raw))[1] is not None
+                   for name, fc in zip(self.names, self.fields) if name not in keys)
 
 
 def row_codec(schema: dict[str, Any], options: DecodeOptions) -> RowCodec:

@@ -7,139 +7,31 @@ the keys missing on either side and, for rows that differ, the columns. `pgcdc v
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import json
-import re
-import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from pgcdc.errors import PgcdcError
+from pgcdc.pgtypes.registry import _DROPPED_ARRAYS
+from pgcdc.spark.canon import AS_JSON, AS_NUMERIC, AS_TEXT, Canon, Unrepresentable, _canon_for
+
 POS = "__pgcdc_pos"
 DELETED = "__pgcdc_deleted"
+UNREPRESENTABLE = "_pgcdc_unrepresentable"  # pgcdc.spark.changes.UNREPRESENTABLE (no Spark import here)
 STATE = "_pgcdc_state.json"
 
-Canon = Callable[[Any], Any]
+
+class VerifyError(PgcdcError):
+    """The comparison itself could not be made (no key, unreadable target, a value of an unknown form)."""
 
 
-def _f32(v: Any) -> Any:
-    return repr(struct.unpack("f", struct.pack("f", float(v)))[0])
-
-
-def _f64(v: Any) -> Any:
-    return repr(float(v))
-
-
-def _decimal(v: Any) -> Any:
-    d = Decimal(str(v))
-    return "0" if d == 0 else str(d.normalize())
-
-
-def _micros_of_day(v: Any) -> Any:
-    if isinstance(v, dt.time):
-        return ((v.hour * 60 + v.minute) * 60 + v.second) * 1_000_000 + v.microsecond
-    if isinstance(v, str):  # time_as="string": HH:MM:SS.ffffff
-        return _micros_of_day(dt.time.fromisoformat(v))
-    return int(v)
-
-
-def _timestamptz(v: Any) -> Any:
-    if v.tzinfo is None:  # a Parquet reader without the UTC flag: the instant is UTC
-        v = v.replace(tzinfo=dt.UTC)
-    return v.astimezone(dt.UTC).isoformat()
-
-
-def _iso(v: Any) -> Any:
-    return v.isoformat()
-
-
-def _bytes(v: Any) -> Any:
-    return bytes(v).hex()
-
-
-def _json(v: Any) -> Any:
-    return json.dumps(json.loads(v) if isinstance(v, str | bytes) else v, sort_keys=True)
-
-
-_ISO_DURATION = re.compile(r"P(?:(-?\d+)Y)?(?:(-?\d+)M)?(?:(-?\d+)W)?(?:(-?\d+)D)?"
-                           r"(?:T(?:(-?\d+)H)?(?:(-?\d+)M)?(?:(-?\d+(?:\.\d+)?)S)?)?")
-_US_PER_MONTH = 2_629_800_000_000  # 30.4375 days: Debezium's MicroDuration month
-
-
-def _interval_parts(v: str) -> tuple[int, int, int]:
-    """(months, days, microseconds) of an ISO-8601 duration: PostgreSQL's IntervalStyle iso_8601 output
-    ('P1Y2M3DT4H5M6.78S', 'P-1DT-1S') and Debezium's interval.handling.mode=string ('P0Y0M1DT0H0M-1S')."""
-    m = _ISO_DURATION.fullmatch(v)
-    if m is None:
-        raise ValueError(f"not an ISO-8601 duration: {v!r}")
-    y, mo, w, d, h, mi, s = (x or "0" for x in m.groups())
-    micros = (int(h) * 3600 + int(mi) * 60) * 1_000_000 + int(Decimal(s) * 1_000_000)
-    return int(y) * 12 + int(mo), int(w) * 7 + int(d), micros
-
-
-def _interval_micros(v: Any) -> Any:
-    """interval.handling.mode=numeric (io.debezium.time.MicroDuration): one number of microseconds."""
-    if isinstance(v, str):
-        months, days, micros = _interval_parts(v)
-        return months * _US_PER_MONTH + days * 86_400_000_000 + micros
-    return int(v)
-
-
-def _interval_text(v: Any) -> Any:
-    """interval.handling.mode=string: months, days and time stay apart (1 mon is not 30 days 10:30)."""
-    return _interval_parts(v)
-
-
-def _ewkb(v: Any) -> Any:
-    """PostGIS geometry/geography: PostgreSQL's hex EWKB text, or the target's struct(wkb, srid). Debezium
-    keeps the EWKB bytes and copies out its SRID, null when the EWKB has none (flag 0x20000000)."""
-    if isinstance(v, dict):
-        return bytes(v["wkb"]).hex(), v.get("srid")
-    raw = bytes.fromhex(v)
-    order = "<" if raw[0] == 1 else ">"
-    (kind,) = struct.unpack_from(order + "I", raw, 1)
-    srid = struct.unpack_from(order + "i", raw, 5)[0] if kind & 0x20000000 else None
-    return raw.hex(), srid
-
-
-def _string_map(v: Any) -> Any:
-    """hstore: PostgreSQL's hstore as JSON text, the target's JSON string (hstore.handling.mode=json) or map
-    (mode map, which Arrow gives as (key, value) pairs)."""
-    if isinstance(v, str | bytes):
-        v = json.loads(v)
-    elif isinstance(v, list):
-        v = dict(v)
-    return json.dumps(v, sort_keys=True)
-
-
-CANON: dict[str, Canon] = {
-    "float4": _f32, "float8": _f64, "numeric": _decimal, "money": _decimal,
-    "time": _micros_of_day, "timestamp": _iso, "timestamptz": _timestamptz, "date": _iso,
-    "uuid": str, "json": _json, "jsonb": _json, "bytea": _bytes, "interval": _interval_micros,
-    "geometry": _ewkb, "geography": _ewkb, "hstore": _string_map,
-}
-# The canonical form when the target column is a string, where it differs from the one above.
-CANON_FOR_STRING_TARGET: dict[str, Canon] = {"interval": _interval_text}
-# As text in the query (psycopg would parse them into other Python types than the target holds); intervals
-# in IntervalStyle iso_8601, which keeps months, days and time apart.
-AS_TEXT = frozenset({"json", "jsonb", "xml", "uuid", "money", "inet", "cidr", "macaddr", "tsvector", "ltree",
-                     "interval", "geometry", "geography"})
-# As JSON text: hstore's own cast to json (the hstore extension defines it).
-AS_JSON = frozenset({"hstore"})
-
-
-def _canon_for(typname: str, typtype: str, string_target: bool = False) -> Canon:
-    if typname.startswith("_"):
-        element = _canon_for(typname[1:], "b", string_target)
-        return lambda v: [None if x is None else element(x) for x in v]
-    if typtype == "e":
-        return str
-    if string_target and typname in CANON_FOR_STRING_TARGET:
-        return CANON_FOR_STRING_TARGET[typname]
-    return CANON.get(typname, lambda v: v)
+# Columns Debezium never carries (left out of schema and values), and columns whose values it always
+# writes null (bit(n)[]: measured, see pgcdc.pgtypes.array_columns): verify names them, compares nothing.
+NOT_CARRIED = _DROPPED_ARRAYS
+ALWAYS_NULL = frozenset({"_bit"})
 
 
 @dataclass
@@ -158,8 +50,12 @@ class Report:
     missing: list[Any] = field(default_factory=list)  # keys in PostgreSQL, not in the target
     extra: list[Any] = field(default_factory=list)  # keys in the target, not in PostgreSQL
     different: list[tuple[Any, list[str]]] = field(default_factory=list)  # key, differing columns
+    # key, columns: rows whose other columns are equal and these hold values Spark cannot (the target
+    # names them in _pgcdc_unrepresentable, or has null for a value no event can carry)
+    unrepresentable: list[tuple[Any, list[str]]] = field(default_factory=list)
     columns_missing: list[str] = field(default_factory=list)
     columns_extra: list[str] = field(default_factory=list)
+    not_carried: list[str] = field(default_factory=list)  # columns Debezium leaves out or always nulls
 
     @property
     def ok(self) -> bool:
@@ -168,6 +64,12 @@ class Report:
     def text(self, limit: int = 20) -> str:
         lines = [f"{self.table}: PostgreSQL {self.source_rows} rows, target {self.target_rows} rows: "
                  + ("identical" if self.ok else "DIFFERENT")]
+        if self.unrepresentable:
+            cols = sorted({c for _, cs in self.unrepresentable for c in cs})
+            lines.append(f"  {len(self.unrepresentable)} rows with values unrepresentable in Spark "
+                         f"({', '.join(cols)}); their other columns are equal")
+        if self.not_carried:
+            lines.append(f"  not compared, Debezium does not carry them: {', '.join(self.not_carried)}")
         if self.columns_missing:
             lines.append(f"  columns missing in the target: {', '.join(self.columns_missing)}")
         if self.columns_extra:
@@ -209,6 +111,7 @@ def _read_arrow(path: str | Path, fmt: str) -> Any:
 
 
 def _rows(table: Any) -> list[dict[str, Any]]:
+    """Current rows without the position and delete columns (the unrepresentable list stays)."""
     return [{k: v for k, v in r.items() if k not in (POS, DELETED)} for r in table.to_pylist() if not r.get(DELETED)]
 
 
@@ -235,9 +138,57 @@ def _select(c: Column) -> str:
     base = c.typname[1:] if c.typname.startswith("_") else c.typname
     if base in AS_JSON:
         return f"{name}::json::text" if base == c.typname else f"{name}::json[]::text[]"
+    if base in AS_NUMERIC:
+        return f"{name}::numeric" if base == c.typname else f"{name}::numeric[]"
     if base in AS_TEXT or c.typtype == "e":
         return f"{name}::text" if base == c.typname else f"{name}::text[]"
     return name
+
+
+def _tolerant_loaders(conn: Any) -> None:
+    """Dates and timestamps Python cannot hold (infinity, BC, years past 9999) load as Unrepresentable
+    text instead of failing the query; arrays of them use the same loaders."""
+    from psycopg import DataError
+    from psycopg.types import datetime as pdt
+
+    for typname, base in (("date", pdt.DateLoader), ("timestamp", pdt.TimestampLoader),
+                          ("timestamptz", pdt.TimestamptzLoader)):
+
+        class Tolerant(base):  # type: ignore[valid-type, misc]
+            def load(self, data: Any) -> Any:
+                try:
+                    return super().load(data)
+                except (DataError, ValueError, OverflowError):
+                    return Unrepresentable(bytes(data).decode())
+
+        conn.adapters.register_loader(typname, Tolerant)
+
+
+def _compare(common: list[Column], a: list[Any], b: list[Any], listed: set[str]) -> tuple[list[str], list[str]]:
+    """One row present on both sides: the columns that differ, and those that hold a value Spark cannot
+    (named by the target, or null there for a value no event can carry)."""
+    if _digest(a) == _digest(b):
+        return [], []
+    diff, unrep = [], []
+    for c, x, y in zip(common, a, b):
+        if c.name in listed or (y is None and _unrepresentable(x)):
+            unrep.append(c.name)
+        elif x != y:
+            diff.append(c.name)
+    return diff, unrep
+
+
+def _sorted(keys: Any) -> list[Any]:
+    try:
+        return sorted(keys)
+    except TypeError:  # a null or mixed-type key column
+        return sorted(keys, key=repr)
+
+
+def _unrepresentable(v: Any) -> bool:
+    if isinstance(v, Unrepresentable):
+        return True
+    return isinstance(v, list) and any(isinstance(x, Unrepresentable) for x in v)
 
 
 def verify(dsn: str, table: str, target: str | Path, fmt: str = "parquet") -> Report:
@@ -245,42 +196,56 @@ def verify(dsn: str, table: str, target: str | Path, fmt: str = "parquet") -> Re
     import psycopg
 
     report = Report(table)
-    arrow = _read_arrow(target, fmt)
+    try:
+        arrow = _read_arrow(target, fmt)
+    except (OSError, ValueError, KeyError) as exc:
+        raise VerifyError(f"cannot read the target of {table} at {target} ({fmt}): {exc}") from exc
     string_target = {f.name: _is_string(f.type) for f in arrow.schema}
     with psycopg.connect(dsn) as conn:
         conn.execute("SET IntervalStyle = iso_8601")
+        conn.execute("SET TimeZone = 'UTC'")  # as pgcdc reads: tstzrange text is in the session's zone
+        _tolerant_loaders(conn)
         cols, keys = _columns(conn, table)
+        if not keys:
+            raise VerifyError(f"{table} has no primary key: nothing to match rows by")
+        report.not_carried = [c.name for c in cols if c.typname in NOT_CARRIED | ALWAYS_NULL]
         cols = [Column(c.name, c.typname, c.typtype, _canon_for(c.typname, c.typtype, string_target.get(c.name, False)))
-                for c in cols]
+                for c in cols if c.typname not in NOT_CARRIED | ALWAYS_NULL]
         source = conn.execute(f"SELECT {', '.join(_select(c) for c in cols)} FROM {table}").fetchall()
-    if not keys:
-        raise ValueError(f"{table} has no primary key: nothing to match rows by")
     names = [c.name for c in cols]
     target_rows = _rows(arrow)
-    have = [n for n in arrow.schema.names if n not in (POS, DELETED)]
+    have = [n for n in arrow.schema.names if n not in (POS, DELETED, UNREPRESENTABLE, *report.not_carried)]
     report.columns_missing = [n for n in names if n not in have]
     report.columns_extra = [n for n in have if n not in names]
     common = [c for c in cols if c.name in have]
+    key_at = [[c.name for c in common].index(k) for k in keys if k in have]
 
     def canon_row(get: Callable[[str], Any]) -> tuple[Any, list[Any]]:
-        values = [None if get(c.name) is None else c.canon(get(c.name)) for c in common]
-        key = tuple(values[[c.name for c in common].index(k)] for k in keys if k in have)
-        return key, values
+        values = []
+        for c in common:
+            v = get(c.name)
+            try:
+                values.append(None if v is None else c.canon(v))
+            except (ValueError, TypeError, ArithmeticError) as exc:
+                raise VerifyError(f"{table}.{c.name} ({c.typname}): cannot compare value {v!r}: {exc}") from exc
+        return tuple(values[i] for i in key_at), values
 
     src = {}
     for row in source:
-        by_name = dict(zip(names, row))
-        key, values = canon_row(by_name.__getitem__)
+        key, values = canon_row(dict(zip(names, row)).__getitem__)
         src[key] = values
-    dst = {}
+    dst, listed = {}, {}
     for row in target_rows:
         key, values = canon_row(row.get)
         dst[key] = values
+        listed[key] = set(row.get(UNREPRESENTABLE) or ())
     report.source_rows, report.target_rows = len(src), len(dst)
-    report.missing = sorted(k for k in src if k not in dst)
-    report.extra = sorted(k for k in dst if k not in src)
-    for key in sorted(k for k in src if k in dst):
-        a, b = src[key], dst[key]
-        if _digest(a) != _digest(b):
-            report.different.append((key, [c.name for c, x, y in zip(common, a, b) if x != y]))
+    report.missing = _sorted(k for k in src if k not in dst)
+    report.extra = _sorted(k for k in dst if k not in src)
+    for key in _sorted(k for k in src if k in dst):
+        diff, unrep = _compare(common, src[key], dst[key], listed[key])
+        if diff:
+            report.different.append((key, diff))
+        elif unrep:
+            report.unrepresentable.append((key, unrep))
     return report

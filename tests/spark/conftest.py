@@ -205,5 +205,12 @@ def capture(pg: PostgresCluster, broker: KafkaBroker) -> Capture:
 
 
 @pytest.fixture(scope="session")
+def zoo_capture(pg: PostgresCluster, broker: KafkaBroker) -> Capture:
+    from tests.spark import zoo
+
+    return run_capture(pg, broker, zoo.SETUP, zoo.SNAPSHOT, zoo.STREAM, zoo.TABLES)
+
+
+@pytest.fixture(scope="session")
 def modes_capture(pg: PostgresCluster, broker: KafkaBroker) -> Capture:
     return run_capture(pg, broker, MODES_SETUP, MODES_SNAPSHOT, MODES_STREAM, ("modes",), **MODES_PROPS)

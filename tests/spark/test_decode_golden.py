@@ -121,7 +121,13 @@ def golden(spark: SparkSession) -> dict[str, Any]:
     rows = [(json.dumps(r["key"]).encode() if r["key"] is not None else None,
              json.dumps(r["value"]).encode() if r["value"] is not None else None,
              f"{s}:{r['topic']}", 0, i, None, 0) for s, recs in records.items() for i, r in enumerate(recs)]
-    decoded = decode_changes(spark.createDataFrame(rows, RAW), DecodeOptions())
+    raw = spark.createDataFrame(rows, RAW)
+    decoded = decode_changes(raw, DecodeOptions(unrepresentable="quarantine"))
+    kept: dict[tuple[str, int], list[str]] = {}  # the default mode: rows kept, failing columns named
+    for topic, table in decode_changes(raw, DecodeOptions()).tables.items():
+        if "_pgcdc_unrepresentable" in table.rows.columns:
+            for row in table.rows.filter("_pgcdc_unrepresentable IS NOT NULL").collect():
+                kept[(topic, int(row["__pgcdc_pos"][-16:], 16))] = row["_pgcdc_unrepresentable"]
     got: dict[tuple[str, int], dict[str, Any]] = {}
     for topic, table in decoded.tables.items():
         for row in table.rows.collect():
@@ -130,7 +136,7 @@ def golden(spark: SparkSession) -> dict[str, Any]:
             offset = int(row["__pgcdc_pos"][-16:], 16)
             got[(topic, offset)] = {k: plain(v) for k, v in row.asDict().items() if not k.startswith("__pgcdc")}
     quarantined = {(r["topic"], r["offset"]): r["reason"] for r in decoded.quarantine.collect()}
-    return {"records": records, "got": got, "quarantined": quarantined}
+    return {"records": records, "got": got, "quarantined": quarantined, "kept": kept}
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
@@ -156,6 +162,10 @@ def test_golden_capture_decodes_like_the_reference(golden: dict[str, Any], scena
     got = {k: v for k, v in golden["got"].items() if k[0].startswith(f"{scenario}:")}
     quarantined = {k: v for k, v in golden["quarantined"].items() if k[0].startswith(f"{scenario}:")}
     assert {k for k, v in quarantined.items() if v.startswith("cannot represent")} == unrepresentable
+    # by default the same records are kept, with the columns the quarantine named listed
+    kept = {k: sorted(v) for k, v in golden["kept"].items() if k[0].startswith(f"{scenario}:")}
+    assert kept == {k: sorted(quarantined[k].removeprefix("cannot represent value of ").split(","))
+                    for k in unrepresentable}
     assert {k for k, v in quarantined.items() if "schemas.enable" in v} == schemaless
     assert set(got) == set(expected)
     for key, want in expected.items():
@@ -185,3 +195,34 @@ def test_bytea_in_every_binary_handling_mode(spark: SparkSession, mode: str) -> 
     assert not any(r["e"] for r in rows)
     plain_text = codec({"type": "string"}, DecodeOptions(binary_mode=mode))
     assert plain_text.typed.simpleString() == "string"  # without the source type a string stays a string
+
+
+# Debezium's encodings of PostgreSQL's date infinities (days; snapshot and streaming: pgcdc.pgtypes.temporal
+# for infinity, Debezium 3.6 measured -625821272 and -2147472691 for -infinity) and an interval it saturated.
+DATE_SENTINELS = [(-622_191_234, "top"), (-2_147_472_692, "top"), (-625_821_272, "bottom"),
+                  (-2_147_472_691, "bottom"), (2_932_897, "top"), (-719_163, "bottom"), (0, None)]
+
+
+@pytest.mark.parametrize("mode", ["null", "clamp"])
+def test_date_infinities_and_saturated_intervals(spark: SparkSession, mode: str) -> None:
+    from pyspark.sql import functions as F
+
+    from pgcdc.spark.schema import codec
+
+    options = DecodeOptions(unrepresentable=mode)
+    date = codec({"type": "int32", "name": "io.debezium.time.Date"}, options)
+    df = spark.createDataFrame([(d,) for d, _ in DATE_SENTINELS], "v int")
+    value, error = date.decode(F.col("v"))
+    rows = df.select(value.alias("d"), error.alias("e")).collect()
+    ends = {"top": dt.date(9999, 12, 31), "bottom": dt.date(1, 1, 1), None: dt.date(1970, 1, 1)}
+    assert [r["e"] for r in rows] == [end is not None for _, end in DATE_SENTINELS]
+    if mode == "clamp":
+        assert [r["d"] for r in rows] == [ends[end] for _, end in DATE_SENTINELS]
+    else:  # RowCodec.decode_keeping nulls a failed value; the codec's own value is not used then
+        assert rows[-1]["d"] == dt.date(1970, 1, 1)
+    duration = codec({"type": "int64", "name": "io.debezium.time.MicroDuration"}, options)
+    df = spark.createDataFrame([(2**63 - 1,), (-(2**63),), (5,)], "v long")
+    value, error = duration.decode(F.col("v"))
+    rows = df.select(value.alias("i"), error.alias("e")).collect()
+    assert [r["e"] for r in rows] == [True, True, False]
+    assert [r["i"] for r in rows] == ([2**63 - 1, -(2**63), 5] if mode == "clamp" else [None, None, 5])

@@ -24,16 +24,19 @@ EXPECTED_TYPES = {
     "c_uuid": T.StringType(), "c_json": T.StringType(), "c_jsonb": T.StringType(), "c_enum": T.StringType(),
     "c_interval": T.LongType(), "c_int_arr": T.ArrayType(T.IntegerType()),
     "c_text_arr": T.ArrayType(T.StringType()), "c_num_arr": T.ArrayType(T.DecimalType(8, 2)),
+    # the columns whose values Spark could not hold (decimals, dates, timestamps, bytes can fail)
+    "_pgcdc_unrepresentable": T.ArrayType(T.StringType()),
 }
 # PostGIS (io.debezium.data.geometry.Geometry/Geography) and hstore in its default mode (json).
 GEOMETRY = T.StructType([T.StructField("wkb", T.BinaryType()), T.StructField("srid", T.IntegerType())])
-SHAPES_TYPES = {"id": T.IntegerType(), "geom": GEOMETRY, "pt": GEOMETRY, "geog": GEOMETRY, "tags": T.StringType()}
+SHAPES_TYPES = {"id": T.IntegerType(), "geom": GEOMETRY, "pt": GEOMETRY, "geog": GEOMETRY, "tags": T.StringType(),
+                "_pgcdc_unrepresentable": T.ArrayType(T.StringType())}
 # The other modes (conftest.MODES_PROPS): bytea as hex text marked BYTEA by datatype.propagate.source.type,
 # hstore as a map, intervals as ISO-8601 text, times as IsoDate/IsoTime/IsoTimestamp text.
 MODES_TYPES = {
     "id": T.IntegerType(), "c_bytea": T.BinaryType(), "c_time": T.LongType(), "c_time3": T.LongType(),
     "c_date": T.DateType(), "c_ts": T.TimestampNTZType(), "c_ts3": T.TimestampNTZType(), "c_interval": T.StringType(),
-    "c_tags": T.MapType(T.StringType(), T.StringType()),
+    "c_tags": T.MapType(T.StringType(), T.StringType()), "_pgcdc_unrepresentable": T.ArrayType(T.StringType()),
 }
 
 

@@ -3,12 +3,17 @@
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
+import json
+from decimal import Decimal
 from typing import Any
 
+import orjson
 import pytest
 
-from pgcdc.spark.verify import _canon_for
+from pgcdc.pgtypes import special
+from pgcdc.spark.verify import Column, Unrepresentable, _canon_for, _compare
 
 # A point (1 2) as hex EWKB, little-endian, with SRID 4326 (flag 0x20000000) and without.
 POINT_4326 = "0101000020E6100000000000000000F03F0000000000000040"
@@ -41,3 +46,71 @@ CASES = [
 def test_canonical_forms(typname: str, string_target: bool, pg: Any, target: Any, equal: bool) -> None:
     canon = _canon_for(typname, "b", string_target)
     assert (canon(pg) == canon(target)) is equal
+
+
+def _bits(text: str) -> bytes:
+    """The target's bytes for a bit string: pgcdc's io.debezium.data.Bits encoding, as Spark decodes it."""
+    return base64.b64decode(special.bits_bytes(text))
+
+
+def _point(text: str) -> dict[str, Any]:
+    """The target's struct for a point: pgcdc's io.debezium.data.geometry.Point, as pyarrow reads it."""
+    value = json.loads(orjson.dumps(special.point(text)))
+    return {**value, "wkb": base64.b64decode(value["wkb"])}
+
+
+UTC_PLUS_0530 = dt.timezone(dt.timedelta(hours=5, minutes=30))
+# (typname, PostgreSQL value as verify selects it, target value, equal); the targets are pgcdc's own encodings
+FORMS = [
+    ("bit", "1", special.bit_bool("1"), True),  # bit(1): a boolean
+    ("bit", "0", special.bit_bool("1"), False),
+    ("bit", "10100001", _bits("10100001"), True),  # bit(8): Bits bytes, little-endian
+    ("bit", "00000000", _bits("00000000"), True),
+    ("varbit", "", _bits(""), True),
+    ("varbit", "0000000000000000000000000000000000001", _bits("0000000000000000000000000000000000001"), True),
+    ("varbit", "0001", _bits("1000"), False),
+    ("point", "(1,2)", _point("(1,2)"), True),
+    ("point", "(-1.5,10000000000)", _point("(-1.5,1e+10)"), True),
+    ("point", "(1,2)", _point("(2,1)"), False),
+    ("inet", "192.168.0.1/32", "192.168.0.1", True),  # ::text writes the /32 the output leaves out
+    ("inet", "::1/128", "::1", True),
+    ("inet", "10.1.2.3/16", "10.1.2.3/16", True),
+    ("inet", "10.1.2.3/16", "10.1.2.3", False),
+    ("cidr", "10.0.0.0/8", "10.0.0.0/8", True),
+    ("money", Decimal("-1234567.89"), Decimal("-1234567.89"), True),  # selected as numeric
+    ("timetz", dt.time(12, 34, 56, 789012, UTC_PLUS_0530), special.timetz_utc("12:34:56.789012+05:30"), True),
+    ("timetz", dt.time(0, 0, tzinfo=dt.timezone(-dt.timedelta(hours=8))), special.timetz_utc("00:00:00-08"), True),
+    ("timetz", dt.time(0, 0, tzinfo=dt.UTC), special.timetz_utc("00:00:00-08"), False),
+    ("time", "24:00:00", 86_400_000_000, True),
+    ("time", "23:59:59.999999", 86_399_999_999, True),
+    ("json", "[" * 3000 + "]" * 3000, "[" * 3000 + "]" * 3000, True),  # deeper than Python's parser goes
+    ("json", "[" * 3000 + "]" * 3000, "[" * 2999 + "]" * 2999, False),
+    ("int4range", "[1,10)", "[1,10)", True),
+]
+
+
+@pytest.mark.parametrize(("typname", "pg", "target", "equal"), FORMS)
+def test_forms_of_debezium_encodings(typname: str, pg: Any, target: Any, equal: bool) -> None:
+    canon = _canon_for(typname, "b")
+    assert (canon(pg) == canon(target)) is equal
+
+
+@pytest.mark.parametrize(("typname", "pg"), [
+    ("numeric", Decimal("NaN")), ("numeric", Decimal("Infinity")), ("money", Decimal("-Infinity")),
+    ("date", Unrepresentable("infinity")), ("timestamp", Unrepresentable("12345-06-07 00:00:00")),
+    ("timestamptz", Unrepresentable("-infinity")), ("_date", [Unrepresentable("infinity"), None]),
+])
+def test_values_python_cannot_hold_are_unrepresentable(typname: str, pg: Any) -> None:
+    """Such a value against the target's null is counted as unrepresentable, not as a difference."""
+    column = Column("c", typname, "b", _canon_for(typname, "b"))
+    value = column.canon(pg)
+    assert _compare([column], [value], [None], set()) == ([], ["c"])
+    assert _compare([column], [value], ["2020-01-01"], set()) == (["c"], [])
+
+
+def test_columns_the_target_names_are_unrepresentable() -> None:
+    a, b = (Column(n, "numeric", "b", _canon_for("numeric", "b")) for n in ("a", "b"))
+    source = [a.canon(Decimal("1" * 50)), b.canon(Decimal("2"))]
+    assert _compare([a, b], source, [None, b.canon(Decimal("2"))], {"a"}) == ([], ["a"])
+    assert _compare([a, b], source, [None, b.canon(Decimal("3"))], {"a"}) == (["b"], ["a"])
+    assert _compare([a, b], source, [None, b.canon(Decimal("2"))], set()) == (["a"], [])
