@@ -99,6 +99,9 @@ def test_broker_killed_and_restarted_loses_nothing(pg: PostgresCluster, dbname: 
     finally:
         stop.set()
         w.join()
+    # The writer's last transactions came after the last marker: one more row, after them, before pgcdc stops.
+    pg.execute(f"INSERT INTO a VALUES ({-1 - outages}, -1)", dbname)
+    wait_marker(broker.bootstrap_servers, dbname, -1 - outages, log)
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(60) == 0, log.read_text(errors="replace")[-2000:]
 
