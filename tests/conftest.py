@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from pgcdc.local import PostgresCluster, TansuBroker
+from pgcdc.local.registry import ApicurioRegistry
 
 TIERS = ("unit", "integration", "conformance", "slow", "spark")
 
@@ -44,6 +45,13 @@ def pg() -> Iterator[PostgresCluster]:
 def broker() -> Iterator[TansuBroker]:
     with TansuBroker() as b:
         yield b
+
+
+@pytest.fixture(scope="session")
+def registry() -> Iterator[ApicurioRegistry]:
+    """A real schema registry (Apicurio Registry, Confluent's API under /apis/ccompat/v7)."""
+    with ApicurioRegistry() as r:
+        yield r
 
 
 @pytest.fixture
