@@ -16,6 +16,7 @@ from confluent_kafka.schema_registry.avro import AvroDeserializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from pgcdc.local import ApicurioRegistry, PostgresCluster, TansuBroker
+from pgcdc.errors import SinkError
 from pgcdc.lsn import parse_lsn
 from tests.harness import Running, make_config, wait_for
 from tests.integration.test_avro_kafka import read_raw
@@ -153,3 +154,27 @@ def test_subject_strategies(pg: PostgresCluster, dbname: str, broker: TansuBroke
     # confluent-kafka's deserializer finds the schema by id alone, whatever the subject.
     decoded = decode(registry.url, topic, read_raw(broker.bootstrap_servers, topic))
     assert [d[1]["after"] for d in decoded] == [{"id": 1, "v": "a"}]
+
+
+def test_without_auto_registration_only_registered_schemas_are_written(
+        pg: PostgresCluster, dbname: str, broker: TansuBroker, registry: ApicurioRegistry) -> None:
+    pg.execute("CREATE TABLE t (id int PRIMARY KEY, v text)", dbname)
+    topic = f"{dbname}.public.t"
+    with Running(avro_config(pg, dbname, broker, registry.url)):
+        pg.execute("INSERT INTO t VALUES (1, 'a')", dbname)
+        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5)) >= 1, 60, "1 record")
+    running = Running(avro_config(pg, dbname, broker, registry.url, **{"converter.auto.register.schemas": "false"}))
+    with pytest.raises(SinkError, match=f"subject {topic}-value: .*SR code 40403"), running:
+        pg.execute("INSERT INTO t VALUES (2, 'b')", dbname)  # its schema is registered: looked up, written
+        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5)) >= 2, 60, "2 records")
+        before = parse_lsn(pg.execute("SELECT pg_current_wal_lsn()::text")[0][0])
+        pg.execute("ALTER TABLE t ADD COLUMN n int", dbname)
+        pg.execute("INSERT INTO t VALUES (3, 'c', 3)", dbname)  # a version nobody registered: held
+        time.sleep(5)
+        confirmed = parse_lsn(pg.execute(f"SELECT confirmed_flush_lsn::text FROM pg_replication_slots "
+                                         f"WHERE slot_name = 'slot_{dbname}'")[0][0])
+    assert confirmed <= before
+    decoded = decode(registry.url, topic, read_raw(broker.bootstrap_servers, topic))
+    assert [d[1]["after"] for d in decoded] == [{"id": 1, "v": "a"}, {"id": 2, "v": "b"}]
+    assert decoded[0][2] == decoded[1][2]
+    assert get(f"{registry.url}/subjects/{topic}-value/versions") == [1]
