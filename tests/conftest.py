@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from pgcdc.local import KafkaBroker, PostgresCluster, TansuBroker
+from pgcdc.local.registry import ApicurioRegistry
 
 TIERS = ("unit", "integration", "conformance", "slow", "tansu", "spark")
 
@@ -53,6 +54,13 @@ def tansu() -> Iterator[TansuBroker]:
     """Tansu, the broker `pgcdc demo` starts: for the tests of that path."""
     with TansuBroker() as b:
         yield b
+
+
+@pytest.fixture(scope="session")
+def registry() -> Iterator[ApicurioRegistry]:
+    """A real schema registry (Apicurio Registry, Confluent's API under /apis/ccompat/v7)."""
+    with ApicurioRegistry() as r:
+        yield r
 
 
 @pytest.fixture

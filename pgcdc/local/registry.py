@@ -1,0 +1,128 @@
+"""A throwaway schema registry: Apicurio Registry 3, which serves Confluent's Schema Registry API under
+`/apis/ccompat/v7` beside its own.
+
+Maven Central publishes each release's Quarkus application as `apicurio-registry-app-<version>-all.tar.gz`
+(a runner jar and its lib/ folder); `./dev` fetches it into the cache folder. 3.0.9 is the newest release that
+runs on Java 17 (3.1 and later are built for Java 21). Its schemas are kept in an H2 database in a file, so a
+registry stopped and started again on the same port still has every id it handed out, as a real one would.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from pgcdc.errors import LocalServiceError
+from pgcdc.local.postgres import end_process, free_port
+
+APICURIO_VERSION = "3.0.9"
+
+
+def find_apicurio() -> Path:
+    """$PGCDC_APICURIO_JAR, else the runner jar `./dev` unpacked into the cache folder."""
+    env = os.environ.get("PGCDC_APICURIO_JAR")
+    if env and Path(env).exists():
+        return Path(env)
+    cache = Path(os.environ.get("PGCDC_PG_CACHE", "/var/tmp/pgcdc"))
+    jar = cache / f"apicurio-registry-{APICURIO_VERSION}" / f"apicurio-registry-app-{APICURIO_VERSION}-runner.jar"
+    if jar.exists():
+        return jar
+    raise LocalServiceError(f"Apicurio Registry {APICURIO_VERSION} not found: run ./dev test once to fetch it, "
+                            "or set PGCDC_APICURIO_JAR to its runner jar")
+
+
+def find_java() -> str:
+    home = os.environ.get("JAVA_HOME")
+    if home and Path(home, "bin", "java").exists():
+        return str(Path(home, "bin", "java"))
+    java = shutil.which("java")
+    if java is None:
+        raise LocalServiceError("Apicurio Registry needs Java 17 or later: java not found (set JAVA_HOME)")
+    return java
+
+
+class ApicurioRegistry:
+    """Start/stop Apicurio Registry on 127.0.0.1. Use as a context manager.
+
+    `users` ({name: password}) turns on HTTP basic auth for every path, with Quarkus's embedded users."""
+
+    def __init__(self, *, port: int | None = None, users: dict[str, str] | None = None) -> None:
+        self.jar = find_apicurio()
+        self.java = find_java()
+        self.port = port or free_port()
+        self.users = users or {}
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.workdir = Path(tempfile.mkdtemp(prefix="pgcdc-registry-"))
+        self.logfile = self.workdir / "registry.log"
+
+    @property
+    def url(self) -> str:
+        """The Confluent-compatible API's base URL (what `schema.registry.url` names)."""
+        return f"http://127.0.0.1:{self.port}/apis/ccompat/v7"
+
+    def _properties(self) -> list[str]:
+        props = {"quarkus.http.host": "127.0.0.1", "quarkus.http.port": str(self.port),
+                 # Each commit written before it is acknowledged (H2 delays them by 500 ms by default), so a
+                 # registry killed right after handing out an id still has it when it starts again.
+                 "apicurio.datasource.url": f"jdbc:h2:file:{self.workdir / 'registry'};WRITE_DELAY=0",
+                 "quarkus.log.level": "WARN"}
+        if self.users:
+            props |= {"quarkus.http.auth.basic": "true", "quarkus.security.users.embedded.enabled": "true",
+                      "quarkus.security.users.embedded.plain-text": "true",
+                      "quarkus.http.auth.permission.all.paths": "/*",
+                      "quarkus.http.auth.permission.all.policy": "authenticated"}
+            props |= {f"quarkus.security.users.embedded.users.{u}": p for u, p in self.users.items()}
+        return [f"-D{k}={v}" for k, v in props.items()]
+
+    def start(self, timeout: float = 180) -> ApicurioRegistry:
+        log = open(self.logfile, "ab")
+        # C1 only and a small heap: it starts in about half the time on a busy machine, and serves a test's load.
+        self.proc = subprocess.Popen(
+            [self.java, "-XX:TieredStopAtLevel=1", "-Xmx384m", *self._properties(), "-jar", str(self.jar)],
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=self.workdir)
+        log.close()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            if self.ready():
+                return self
+            time.sleep(0.2)
+        tail = self.logfile.read_text(errors="replace")[-800:]
+        self.stop()
+        raise LocalServiceError(f"Apicurio Registry did not start on 127.0.0.1:{self.port}: {tail.strip()}")
+
+    def ready(self) -> bool:
+        """The ccompat API answers (401 counts: the server is up, the probe has no credentials)."""
+        try:
+            with urllib.request.urlopen(f"{self.url}/subjects", timeout=2):
+                return True
+        except urllib.error.HTTPError as exc:
+            return exc.code == 401
+        except OSError:
+            return False
+
+    def stop(self) -> None:
+        end_process(self.proc)
+        self.proc = None
+
+    def kill(self) -> None:
+        """SIGKILL, as a crashed registry."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(10)
+        self.proc = None
+
+    def cleanup(self) -> None:
+        self.stop()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> ApicurioRegistry:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.cleanup()
