@@ -12,7 +12,7 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from pgcdc.local import ApicurioRegistry, PostgresCluster, TansuBroker
+from pgcdc.local import ApicurioRegistry, KafkaBroker, PostgresCluster
 from tests.harness import Running, make_config, read_topic, wait_for
 
 AVRO = "io.confluent.connect.avro.AvroConverter"
@@ -44,7 +44,7 @@ def read_raw(bootstrap: str, topic: str, timeout: float = 20) -> list[tuple[byte
     return out
 
 
-def test_avro_through_kafka_with_a_column_added(pg: PostgresCluster, dbname: str, broker: TansuBroker,
+def test_avro_through_kafka_with_a_column_added(pg: PostgresCluster, dbname: str, broker: KafkaBroker,
                                                 registry: ApicurioRegistry) -> None:
     pg.execute("CREATE TABLE t (id int PRIMARY KEY, v text)", dbname)
     offsets_topic = f"offsets_{dbname}"
@@ -80,3 +80,32 @@ def test_avro_through_kafka_with_a_column_added(pg: PostgresCluster, dbname: str
     assert (key_conv.registrations, value_conv.registrations) == (1, 2)  # type: ignore[attr-defined]
     stored = read_topic(broker.bootstrap_servers, offsets_topic)
     assert stored and isinstance(stored[-1]["value"], dict) and "lsn" in stored[-1]["value"]
+
+
+def test_transforms_run_before_the_avro_converter(pg: PostgresCluster, dbname: str, broker: KafkaBroker,
+                                                  registry: ApicurioRegistry) -> None:
+    # Kafka Connect's order: the transform chain first, then the converter sees the transformed record and
+    # registers the flattened schema under the renamed topic's subject.
+    pg.execute("CREATE TABLE t (id int PRIMARY KEY, v text)", dbname)
+    config = make_config(pg, dbname, broker.bootstrap_servers, **{
+        "value.converter": AVRO, "value.converter.schema.registry.url": registry.url,
+        "transforms": "unwrap,route",
+        "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState",
+        "transforms.unwrap.add.fields": "op",
+        "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+        "transforms.route.regex": "test\\.public\\.(.*)", "transforms.route.replacement": "flat_$1"})
+    topic = "flat_t"
+    with Running(config):
+        pg.execute("INSERT INTO t VALUES (1, 'a'), (2, 'b')", dbname)
+        pg.execute("UPDATE t SET v = 'c' WHERE id = 2", dbname)
+        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5)) >= 3, 60, "3 flattened Avro records")
+    client = SchemaRegistryClient({"url": registry.url})
+    values = AvroDeserializer(client)
+    rows = sorted((values(v, SerializationContext(topic, MessageField.VALUE)) for _, v in
+                   read_raw(broker.bootstrap_servers, topic)), key=lambda r: (r["id"], r["__op"]))
+    assert rows == [{"id": 1, "v": "a", "__op": "c"}, {"id": 2, "v": "b", "__op": "c"},
+                    {"id": 2, "v": "c", "__op": "u"}]
+    # The registry serves the whole session: the flattened value is registered under the routed topic's subject,
+    # the key (JsonConverter) under none.
+    subjects = client.get_subjects()
+    assert f"{topic}-value" in subjects and f"{topic}-key" not in subjects, subjects
