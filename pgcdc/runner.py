@@ -226,7 +226,8 @@ class Connector:
         undo.stream = stream
         catalog = Catalog(connect(c))
         stack.callback(catalog.close)
-        tables = table_lookup(c, catalog, envelope_settings(c, self._column_rules))
+        tables_settings = envelope_settings(c, self._column_rules)
+        tables = table_lookup(c, catalog, tables_settings)
         wants_snapshot, streams = snapshot_decision(c, stored, existing)
         if stored is None and existing is not None:
             # The slot outlived the offsets (offsets topic deleted, file removed, connector renamed). Nothing is
@@ -282,7 +283,7 @@ class Connector:
             key_schemas=c.key_converter_schemas_enable, value_schemas=c.value_converter_schemas_enable,
             resume=resume, context_headers=self.context_headers,
             message_filter=c.keeps_message if c.message_prefix_include_list or c.message_prefix_exclude_list else None,
-            transaction_topic=c.transaction_topic,
+            transaction_topic=c.transaction_topic, streaming_snapshot=tables_settings.source_snapshot,
         )
         stack.callback(capture.streams.close)
         if c.signal_data_collection or {"kafka", "file"} & set(c.signal_enabled_channels):

@@ -31,7 +31,13 @@ def envelope_settings(config: ConnectorConfig, column_rules: ColumnRules | None,
         column_rules=column_rules, topic_delimiter=c.topic_delimiter,
         topic_strategy=c.topic_naming_strategy, schema_name_mode=c.schema_name_adjustment_mode,
         field_name_mode=c.field_name_adjustment_mode,
+        value_null_defaults=_replaces_nulls(c, "value"), key_null_defaults=_replaces_nulls(c, "key"),
     )
+
+
+def _replaces_nulls(config: ConnectorConfig, side: str) -> bool:
+    spec = config.converter_specs.get(side)
+    return True if spec is None else bool(spec.replace_null_with_default)
 
 
 def table_lookup(config: ConnectorConfig, catalog: Catalog, settings: EnvelopeSettings) -> Lookup:

@@ -52,8 +52,10 @@ class ChangeCapture:
                  key_schemas: bool = True, value_schemas: bool = True, resume: ResumePoint | None = None,
                  context_headers: list[tuple[str, bytes]] | None = None,
                  message_filter: Callable[[str], bool] | None = None,
-                 transaction_topic: str | None = None, unpublished_operations: frozenset[str] = frozenset()) -> None:
+                 transaction_topic: str | None = None, unpublished_operations: frozenset[str] = frozenset(),
+                 streaming_snapshot: str | None = "false") -> None:
         self.sink = sink
+        self.streaming_snapshot = streaming_snapshot  # source.snapshot of streamed events (EnvelopeSettings)
         self.message_filter = message_filter  # message.prefix.include/exclude.list: True keeps the prefix
         self.lookup = tables
         self.prefix = topic_prefix
@@ -225,7 +227,7 @@ class ChangeCapture:
                        ts_ns: Any) -> dict[str, Any]:
         return {
             "version": DEBEZIUM_VERSION, "connector": "postgresql", "name": self.prefix,
-            "ts_ms": ts_ms, "snapshot": "false", "db": self.db, "sequence": sequence,
+            "ts_ms": ts_ms, "snapshot": self.streaming_snapshot, "db": self.db, "sequence": sequence,
             "ts_us": ts_us, "ts_ns": ts_ns, "schema": schema, "table": table,
             "txId": xid, "lsn": lsn, "xmin": None, "origin": None, "origin_lsn": None,
         }

@@ -109,8 +109,8 @@ class TableRecords:
         dumps = orjson.dumps
         keys: list[bytes | None]
         if self.key_template is not None:
-            template, kn = self.key_template, self.key_names
-            key_json = [dumps({k: a[k] for k in kn}) for a in afters]
+            template, key_payload = self.key_template, self.events.key_payload
+            key_json = [dumps(key_payload(a)) for a in afters]
             if needs_jackson(b"".join(key_json)):
                 key_json = [jackson(k) if needs_jackson(k) else k for k in key_json]
             keys = [template % k for k in key_json]

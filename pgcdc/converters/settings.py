@@ -90,7 +90,7 @@ _REGISTRY_NOT_YET = ("bearer.auth.", "schema.registry.ssl.", "schema.registry.be
                      "value.subject.name.strategy.")
 OPTIONS: dict[str, dict[str, Check]] = {
     JSON: {**_COMMON, "schemas.enable": _bool, "schemas.cache.size": _int, "decimal.format": _only("base64"),
-           "replace.null.with.default": _only("true")},
+           "replace.null.with.default": _bool},
     SIMPLE_HEADER: dict(_COMMON),
     STRING: {**_COMMON, "converter.encoding": _any},
     BYTE_ARRAY: dict(_COMMON),
@@ -109,7 +109,8 @@ MEANING: dict[str, str] = {
     "schemas.enable": "JsonConverter: wrap in `{schema, payload}` (default true); other converters: no effect",
     "schemas.cache.size": "no effect (schemas are compiled once per version)",
     "decimal.format": "only `BASE64`, the default",
-    "replace.null.with.default": "only `true`, the default",
+    "replace.null.with.default": "JsonConverter: a null field whose schema has a default is written as the default "
+                                 "(default true, KIP-581); false keeps the null",
     "converter.encoding": "—",
     "schema.registry.url": "required; one or more comma-separated URLs (user:password@ in a URL is basic auth; "
                            "`mock://<scope>` is confluent-kafka's in-memory registry, for tests)",
@@ -155,6 +156,12 @@ class ConverterSpec:
         """The converter reads the Connect schema (the envelope keeps it in the JSON it hands over): every
         converter but JsonConverter, which is the envelope's own output."""
         return self.cls != JSON and self.cls != SIMPLE_HEADER
+
+    @property
+    def replace_null_with_default(self) -> bool:
+        """Whether a null struct field with a schema default is written as the default. JsonConverter's option
+        (true by default); every other converter reads fields through Struct.get, which returns the default."""
+        return bool(self.get("replace.null.with.default", True)) if self.cls == JSON else True
 
     @property
     def schemas_enable(self) -> bool:

@@ -45,6 +45,16 @@ class EnvelopeSettings:
     topic_strategy: str = SCHEMA_STRATEGY  # topic.naming.strategy
     schema_name_mode: str = "none"  # schema.name.adjustment.mode
     field_name_mode: str = "none"  # field.name.adjustment.mode
+    # JsonConverter's replace.null.with.default per side (KIP-581, default true): a null field whose schema
+    # has a default is written as that default.
+    value_null_defaults: bool = True
+    key_null_defaults: bool = True
+
+    @property
+    def source_snapshot(self) -> str | None:
+        """source.snapshot of streamed events: Debezium leaves it unset there, and JsonConverter writes the
+        field's default, "false", only when it replaces nulls (measured on 3.6)."""
+        return "false" if self.value_null_defaults else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +141,16 @@ class TableEvents:
             self.converters = tuple(converters)
             self.fns = tuple(c.fn for c in converters)
             self.nulls, self.absent, self.placeholders = tuple(nulls), tuple(absent), tuple(placeholders)
+        # replace.null.with.default: JsonConverter writes a null field as its schema's default — the unmasked
+        # default, after the column rules left the value null (hash, truncate). Putting the default in `nulls`
+        # does it with the row builders' existing None check, nothing more per value. Without it, a
+        # key-only old tuple's absent nullable columns stay null: Debezium leaves them unset and only
+        # Struct.get, which JsonConverter then does not use, would read the default (measured on 3.6).
+        if settings.value_null_defaults:
+            self.nulls = tuple(d if n is None else n for n, d in zip(self.nulls, defaults))
+        else:
+            self.absent = tuple(None if not c.not_null and d is not None else a
+                                for c, a, d in zip(columns, self.absent, defaults))
         self.type_names = tuple(c.type_name for c in columns)
 
         key_cols = (key_columns_override(settings.message_key_columns, schema, table)
@@ -139,6 +159,17 @@ class TableEvents:
         if missing:
             raise ConversionError(f"message.key.columns: table {schema}.{table} has no column {missing[0]!r}")
         self.key_index = tuple(self.names.index(k) for k in key_cols)
+        # The key is taken from the row, whose nulls follow the value converter's replace.null.with.default;
+        # a key converter that replaces where the value's does not puts the default back per key column.
+        key_defaults = {self.fields[i]: defaults[i] for i in self.key_index
+                        if not columns[i].not_null and defaults[i] is not None}
+        if key_defaults and settings.value_null_defaults and not settings.key_null_defaults:
+            name = next(iter(key_defaults))
+            raise ConversionError(f"table {schema}.{table}: key column {name} is nullable with a default: "
+                                  "key.converter.replace.null.with.default=false with the value converter's true "
+                                  "is not supported yet")
+        if settings.value_null_defaults or not settings.key_null_defaults:
+            key_defaults = {}
         base = self.topic  # Debezium names the record schemas after the topic
 
         def schema_name(suffix: str) -> str:
@@ -170,7 +201,7 @@ class TableEvents:
         self.value_wrap = connect.Wrapper(envelope, settings.value_schemas)
         self.has_key = bool(self.key_index)
         self._row = _row_function(self.fields, self.fns, self.placeholders)
-        self._key_payload = _key_function(tuple(self.fields[i] for i in self.key_index))
+        self._key_payload = _key_function(tuple(self.fields[i] for i in self.key_index), key_defaults)
 
     @staticmethod
     def _placeholder(conv: Converter, text: str) -> Any:
@@ -276,9 +307,15 @@ def _row_function(names: Sequence[str], fns: Sequence[Any], placeholders: Sequen
     return scope["row"]
 
 
-def _key_function(names: tuple[str, ...]) -> Any:
-    """`f(row) -> {key column: value}`."""
-    scope: dict[str, Any] = {}
-    source = f"def key(row):\n    return {{{', '.join(f'{n!r}: row[{n!r}]' for n in names)}}}\n"
+def _key_function(names: tuple[str, ...], defaults: dict[str, Any] | None = None) -> Any:
+    """`f(row) -> {key column: value}`; a column in `defaults` has its null replaced by its default there."""
+    scope: dict[str, Any] = {"D": defaults or {}}
+
+    def item(n: str) -> str:
+        if defaults and n in defaults:
+            return f"{n!r}: (D[{n!r}] if row[{n!r}] is None else row[{n!r}])"
+        return f"{n!r}: row[{n!r}]"
+
+    source = f"def key(row):\n    return {{{', '.join(item(n) for n in names)}}}\n"
     exec(compile(source, "<pgcdc key>", "exec"), scope)
     return scope["key"]

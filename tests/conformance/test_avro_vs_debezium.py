@@ -26,6 +26,9 @@ from pgcdc.converters.sink import ConvertingSink, make_converters
 from pgcdc.local import PostgresCluster
 from tests.conformance.compare import SNAPSHOT_FIELDS
 from tests.conformance.oracle import start_oracle, stop_oracle
+from tests.conformance.test_null_defaults_vs_debezium import PROPS as ND_PROPS
+from tests.conformance.test_null_defaults_vs_debezium import SETUP as ND_SETUP
+from tests.conformance.test_null_defaults_vs_debezium import WORKLOAD as ND_WORKLOAD
 from tests.conformance.test_debezium_streaming import (MORE_SETUP, MORE_WORKLOAD, SCENARIOS, TYPES_SETUP,
                                                         TYPES_WORKLOAD, slot_active)
 from tests.conformance.test_types_more import (ARR_SETUP, ARR_WORKLOAD, BC_SETUP, BC_WORKLOAD, GEO_SETUP,
@@ -176,6 +179,7 @@ AVRO_SCENARIOS: dict[str, tuple[str, dict[str, str], list[str]]] = {
     "postgis": (GIS_SETUP, {}, GIS_WORKLOAD),
     **{f"bc_{mode}": (BC_SETUP, props, BC_WORKLOAD) for mode, props in TIME_MODES.items()},
     "arrays_unknown": (ARR_SETUP, {"include.unknown.datatypes": "true"}, ARR_WORKLOAD),
+    "null_defaults": (ND_SETUP, ND_PROPS, ND_WORKLOAD),  # NULLs in nullable columns with DEFAULTs
 }
 
 

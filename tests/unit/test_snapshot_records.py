@@ -35,8 +35,14 @@ ROWS = [
 SETTINGS = EnvelopeSettings("srv", Modes(snapshot=True))
 
 
-def _events(settings: EnvelopeSettings = SETTINGS, pk: tuple[str, ...] = ("id",), table: str = "t") -> TableEvents:
-    return TableEvents("public", table, COLUMNS, pk, settings)
+# The same columns with DEFAULTs (replace.null.with.default puts them in place of the rows' nulls).
+WITH_DEFAULTS = [dataclasses.replace(c, default=d) for c, d in zip(COLUMNS, (
+    None, "5", "'x'::text", "1.5", "2.5", "true", "now()", "'{}'::jsonb"))]
+
+
+def _events(settings: EnvelopeSettings = SETTINGS, pk: tuple[str, ...] = ("id",), table: str = "t",
+            columns: list[ColumnSpec] = COLUMNS) -> TableEvents:
+    return TableEvents("public", table, columns, pk, settings)
 
 
 def _expected(events: TableEvents, row: tuple[str | None, ...], marker: str, ts_ns: int) -> tuple[bytes | None, bytes]:
@@ -58,6 +64,11 @@ CASES = {
         [], [], {"column.mask.with.3.chars": "public.t.b"}))),
     "excluded column": _events(dataclasses.replace(SETTINGS, column_rules=ColumnRules.from_properties(
         [], ["public.t.g"], {}))),
+    "null defaults replaced": _events(pk=("id", "a", "b"), columns=WITH_DEFAULTS),
+    "null defaults kept": _events(dataclasses.replace(SETTINGS, value_null_defaults=False, key_null_defaults=False),
+                                  pk=("id", "a", "b"), columns=WITH_DEFAULTS),
+    "null defaults kept in values only": _events(dataclasses.replace(SETTINGS, value_null_defaults=False),
+                                                 pk=("id", "a", "b"), columns=WITH_DEFAULTS),
 }
 
 
