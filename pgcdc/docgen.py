@@ -189,6 +189,19 @@ def _transforms_section() -> list[str]:
             "replacement. `replace.null.with.default` is accepted: the envelope's JSON already carries what it "
             "decides. InsertHeader's `value.literal` may be a string, boolean or integer (a literal Kafka Connect "
             "would parse as a decimal, date, array or map is refused).", "",
+            "The outbox `io.debezium.transforms.outbox.EventRouter` behaves as Debezium 3.6.3 was measured to, "
+            "including where that fails a record (which stops the connector unless `errors.tolerance=all`): with "
+            "`table.expand.json.payload=true` a top-level JSON array or an integer beyond 64 bits fails the "
+            "record; with `table.field.event.schema.version` the value schema is cached per version, so a later "
+            "event of that version whose payload has another schema fails; a column named in "
+            "`table.fields.additional.placement` that the table lacks fails the record even with "
+            "`table.fields.additional.error.on.missing=false`. A payload that is not a JSON object or array, or "
+            "an array of mixed types, stays the string it was (logged as a warning). "
+            "`field.name.adjustment.mode` (none, avro, avro_unicode) renames the expanded payload's fields. "
+            "TimestampRouter needs a record timestamp: Debezium's change events have none (it fails them, as "
+            "Kafka Connect does); the outbox EventRouter sets one (`table.field.event.timestamp`, else `ts_ms`). "
+            "ExtractChangedRecordState counts a `bytes` column without a logical type as changed whenever it is "
+            "not null (Java compares byte arrays by identity).", "",
             "Refused as not supported yet: " + ", ".join(f"`{n}`" for n in NOT_YET) + ". "
             "Scripting transforms (" + ", ".join(f"`{n}`" for n in SCRIPTING) + ") are refused, naming "
             "Kafka Connect's Filter with a predicate or a Python callable as the alternative.", ""]
