@@ -200,8 +200,15 @@ def _transforms_section() -> list[str]:
             "`field.name.adjustment.mode` (none, avro, avro_unicode) renames the expanded payload's fields. "
             "TimestampRouter needs a record timestamp: Debezium's change events have none (it fails them, as "
             "Kafka Connect does); the outbox EventRouter sets one (`table.field.event.timestamp`, else `ts_ms`). "
-            "ExtractChangedRecordState counts a `bytes` column without a logical type as changed whenever it is "
-            "not null (Java compares byte arrays by identity).", "",
+            "ExtractChangedRecordState adds its headers to every change event (empty lists unless the event has "
+            "`before` and `after`, i.e. an update under REPLICA IDENTITY FULL) and to the tombstone after a delete, "
+            "as Debezium 3.6.3 does. PartitionRouting hashes string, integer, boolean, float and Decimal fields as "
+            "Java's hashCode does; a bytes, struct, array or Connect Date/Time/Timestamp field fails the record "
+            "(Java hashes them by identity or through their schema), `partition.hash.function=murmur` is not "
+            "supported yet, and a path through a null struct (`after.id` on a delete) fails the record as in "
+            "Debezium: use `change.id`. HeaderToValue needs `header.converter.schemas.enable=true` (the header's "
+            "schema becomes the field's) and follows Debezium's nesting rules, quirks included (a field whose name "
+            "is a substring of a nested destination is descended into).", "",
             "Refused as not supported yet: " + ", ".join(f"`{n}`" for n in NOT_YET) + ". "
             "Scripting transforms (" + ", ".join(f"`{n}`" for n in SCRIPTING) + ") are refused, naming "
             "Kafka Connect's Filter with a predicate or a Python callable as the alternative.", ""]

@@ -145,6 +145,35 @@ SCENARIOS: dict[str, dict[str, str]] = {
         "transforms.mask.replacement": "-1", "predicates": "tables",
         "predicates.tables.type": P + "TopicNameMatches", "predicates.tables.pattern": r"dbserver1\.public\..*",
         "transforms.mask.predicate": "tables"},
+    "partition_routing_change_source": {
+        "transforms": "part", "transforms.part.type": "io.debezium.transforms.partitions.PartitionRouting",
+        "transforms.part.partition.payload.fields": "change.id, source.table,change.v,change.d",
+        "transforms.part.partition.topic.num": "5"},
+    "partition_routing_every_type": {
+        "predicates": "m", "predicates.m.type": P + "TopicNameMatches", "predicates.m.pattern": r".*\.m",
+        "transforms": "part", "transforms.part.type": "io.debezium.transforms.partitions.PartitionRouting",
+        "transforms.part.predicate": "m", "transforms.part.partition.hash.function": "java",
+        "transforms.part.partition.payload.fields": "change.b,change.s,change.big,change.r,change.n,change.dt,"
+                                                    "change.ts,change.j,change.nosuch",
+        "transforms.part.partition.topic.num": "7"},
+    "header_to_value_copy_root": {
+        "transforms": "unwrap,h2v", **unwrap(), "transforms.unwrap.delete.tombstone.handling.mode": "rewrite",
+        "transforms.unwrap.add.headers": "op,lsn", "transforms.h2v.type": "io.debezium.transforms.HeaderToValue",
+        "transforms.h2v.headers": "__op,__lsn", "transforms.h2v.fields": "op,lsn_copy",
+        "transforms.h2v.operation": "copy"},
+    # Nested under `source` (never null): a nested destination's parent becomes a required struct, which
+    # Debezium then fails to write where it is null (an `after.x` destination fails every delete).
+    "header_to_value_move_nested": {
+        "predicates": "tomb", "predicates.tomb.type": P + "RecordIsTombstone",
+        "transforms": "notomb,kind,h2v", "transforms.notomb.type": K + "Filter", "transforms.notomb.predicate": "tomb",
+        "transforms.kind.type": K + "InsertHeader", "transforms.kind.header": "kind",
+        "transforms.kind.value.literal": "change", "transforms.h2v.type": "io.debezium.transforms.HeaderToValue",
+        "transforms.h2v.headers": "kind,__debezium.context.taskId", "transforms.h2v.fields": "kind,source.zq",
+        "transforms.h2v.operation": "move"},
+    "flatten_envelope_and_key": {
+        "provide.transaction.metadata": "true", "transforms": "flat,flatkey",
+        "transforms.flat.type": K + "Flatten$Value", "transforms.flat.delimiter": "__",
+        "transforms.flatkey.type": K + "Flatten$Key"},
 }
 
 
@@ -335,14 +364,14 @@ def test_outbox_event_router_matches_debezium(pg: PostgresCluster, dbname: str, 
 
 
 CHANGED_SETUP = ("CREATE TABLE c (id int PRIMARY KEY, v text, b bytea, n numeric(5,2), a int[], d double precision,"
-                 " w text DEFAULT 'dflt'); ALTER TABLE c REPLICA IDENTITY FULL;"
+                 " w text); ALTER TABLE c REPLICA IDENTITY FULL;"
                  " CREATE TABLE k (id int PRIMARY KEY, v text)")
 CHANGED_WORKLOAD = [
     "INSERT INTO c VALUES (1, 'one', '\\x0102', 1.50, '{1,2}', 0.1, NULL), (2, NULL, NULL, NULL, NULL, NULL, 'x');"
     " INSERT INTO k VALUES (1, 'k')",
     "UPDATE c SET v = 'uno', a = '{1,3}' WHERE id = 1",
     "UPDATE c SET v = v WHERE id = 1",
-    "UPDATE c SET b = NULL, n = 2.5, w = 'dflt' WHERE id = 1",
+    "UPDATE c SET b = NULL, n = 2.5, w = 'set' WHERE id = 1",
     "UPDATE c SET d = 1e20, w = NULL WHERE id = 2; UPDATE k SET v = 'kk'",
     "UPDATE c SET id = 3 WHERE id = 2",
     "DELETE FROM c WHERE id = 1",

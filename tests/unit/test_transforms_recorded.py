@@ -205,3 +205,38 @@ def test_outbox_bad_option_is_one_line_naming_it(option: str, value: str, messag
 def test_outbox_records_debezium_fails(props: dict[str, str]) -> None:
     with pytest.raises(TransformError, match="nosuch is not a valid field name|Invalid Java object for schema"):
         replay("outbox_default", {**OUTBOX, **props})
+
+
+PART = {"transforms": "p", "transforms.p.type": "io.debezium.transforms.partitions.PartitionRouting",
+        "transforms.p.partition.topic.num": "3"}
+
+
+def test_partition_routing_through_a_null_struct_fails_the_record() -> None:
+    # PartitionRouting.getLastStruct: `after.id` on a delete reads a field of a null struct (a
+    # NullPointerException, rethrown as "Unprocessable message"); `change.id` reads `before` there.
+    with pytest.raises(TransformError, match="Unprocessable message: after is null"):
+        replay("partition_routing_change_source", {**PART, "transforms.p.partition.payload.fields": "after.id"})
+    assert replay("partition_routing_change_source", {**PART, "transforms.p.partition.payload.fields": "change.id"})
+
+
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("partition.topic.num", "0", "expected a positive integer"),
+    ("partition.payload.fields", "after.id,,source.table", "an empty element"),
+    ("partition.hash.function", "murmur", "murmur is not supported by pgcdc yet"),
+])
+def test_partition_routing_bad_option_is_one_line(option: str, value: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=rf"^transforms\.p\.{re.escape(option)}: {message}"):
+        build_chain({**PART, "transforms.p.partition.payload.fields": "change.id", f"transforms.p.{option}": value})
+
+
+def test_header_to_value_nested_under_a_null_struct_fails_the_record() -> None:
+    # Measured with Debezium 3.6.3: an `after.x` destination rebuilds `after` as a required struct, and
+    # JsonConverter refuses the delete whose `after` is null; the engine stops.
+    props = {"predicates": "tomb", "predicates.tomb.type":
+             "org.apache.kafka.connect.transforms.predicates.RecordIsTombstone",
+             "transforms": "notomb,h2v", "transforms.notomb.type": "org.apache.kafka.connect.transforms.Filter",
+             "transforms.notomb.predicate": "tomb", "transforms.h2v.type": "io.debezium.transforms.HeaderToValue",
+             "transforms.h2v.headers": "__debezium.context.taskId", "transforms.h2v.fields": "after.task",
+             "transforms.h2v.operation": "copy"}
+    with pytest.raises(TransformError, match="null value for field that is required"):
+        replay("header_to_value_copy_root", props)
