@@ -208,7 +208,12 @@ def _transforms_section() -> list[str]:
             "supported yet, and a path through a null struct (`after.id` on a delete) fails the record as in "
             "Debezium: use `change.id`. HeaderToValue needs `header.converter.schemas.enable=true` (the header's "
             "schema becomes the field's) and follows Debezium's nesting rules, quirks included (a field whose name "
-            "is a substring of a nested destination is descended into).", "",
+            "is a substring of a nested destination is descended into). TimestampConverter reads a field's type "
+            "as Kafka Connect does: Connect's Timestamp/Date/Time by name, any other int64 as unix time in "
+            "`unix.precision` (Debezium's MicroTimestamp included), a string through `format`; parsing a string "
+            "input is not supported yet (the record fails with a line saying so), and `format` supports "
+            "SimpleDateFormat's letters y, M, d, H, h, k, K, m, s, S, E, a, D, u, w, z, Z, X in UTC. HeaderFrom "
+            "and HeaderToValue fail a tombstone as Kafka Connect and Debezium do: filter tombstones first.", "",
             "Refused as not supported yet: " + ", ".join(f"`{n}`" for n in NOT_YET) + ". "
             "Scripting transforms (" + ", ".join(f"`{n}`" for n in SCRIPTING) + ") are refused, naming "
             "Kafka Connect's Filter with a predicate or a Python callable as the alternative.", ""]

@@ -13,7 +13,10 @@ from pgcdc.transforms import Predicate, Transform
 from pgcdc.transforms import kafka_connect as kc
 from pgcdc.transforms import kafka_fields as kf
 from pgcdc.transforms.kafka_flatten import flatten
+from pgcdc.transforms.kafka_headers import header_from
 from pgcdc.transforms.kafka_time import timestamp_router
+from pgcdc.transforms.kafka_timestamp import OPTIONS as TSC_OPTIONS
+from pgcdc.transforms.kafka_timestamp import timestamp_converter
 from pgcdc.transforms.chain import Chain, Step
 from pgcdc.transforms.changed import OPTIONS as CHANGED_OPTIONS
 from pgcdc.transforms.changed import ExtractChangedRecordState
@@ -71,6 +74,10 @@ TRANSFORMS: dict[str, tuple[Factory, tuple[str, ...]]] = {
                                                                     *_SIDE_OPTS)),
     K + "Flatten$Key": (flatten(True), ("delimiter",)),
     K + "Flatten$Value": (flatten(False), ("delimiter",)),
+    K + "HeaderFrom$Key": (header_from(True), ("fields", "headers", "operation")),
+    K + "HeaderFrom$Value": (header_from(False), ("fields", "headers", "operation")),
+    K + "TimestampConverter$Key": (timestamp_converter(True), TSC_OPTIONS),
+    K + "TimestampConverter$Value": (timestamp_converter(False), TSC_OPTIONS),
     K + "TimestampRouter": (timestamp_router, ("topic.format", "timestamp.format")),
     D + "ByLogicalTableRouter": (lambda where, opts, ctx: ByLogicalTableRouter(where, opts), ROUTER_OPTIONS),
     D + "ExtractChangedRecordState": (lambda where, opts, ctx: ExtractChangedRecordState(
@@ -82,7 +89,7 @@ TRANSFORMS: dict[str, tuple[Factory, tuple[str, ...]]] = {
 }
 
 NOT_YET = (
-    *(K + n + s for n in ("Cast", "HeaderFrom", "TimestampConverter")
+    *(K + n + s for n in ("Cast",)
       for s in ("$Key", "$Value")),
     D + "TimezoneConverter",
 )

@@ -174,6 +174,29 @@ SCENARIOS: dict[str, dict[str, str]] = {
         "provide.transaction.metadata": "true", "transforms": "flat,flatkey",
         "transforms.flat.type": K + "Flatten$Value", "transforms.flat.delimiter": "__",
         "transforms.flatkey.type": K + "Flatten$Key"},
+    "header_from_move_value_copy_key": {
+        "predicates": "tomb,tables", "predicates.tomb.type": P + "RecordIsTombstone",
+        "transforms": "notomb,unwrap,hv,hk", "transforms.notomb.type": K + "Filter",
+        "transforms.notomb.predicate": "tomb", **unwrap(),
+        "transforms.unwrap.delete.tombstone.handling.mode": "rewrite",
+        "transforms.hv.type": K + "HeaderFrom$Value", "transforms.hv.fields": "__deleted,id",
+        "transforms.hv.headers": "deleted,row_id", "transforms.hv.operation": "move",
+        "transforms.hv.predicate": "tables", "predicates.tables.type": P + "TopicNameMatches",
+        "predicates.tables.pattern": r"dbserver1\.public\..*",
+        "transforms.hk.type": K + "HeaderFrom$Key", "transforms.hk.fields": "id", "transforms.hk.headers": "key_id",
+        "transforms.hk.operation": "copy", "transforms.hk.predicate": "tables"},
+    "timestamp_converter_fields": {
+        "predicates": "m", "predicates.m.type": P + "TopicNameMatches", "predicates.m.pattern": r".*\.m",
+        "transforms": "unwrap,tstime,tstext,bigdate", **unwrap(),
+        "transforms.tstime.type": K + "TimestampConverter$Value", "transforms.tstime.predicate": "m",
+        "transforms.tstime.field": "ts", "transforms.tstime.target.type": "unix",
+        "transforms.tstime.unix.precision": "microseconds",
+        "transforms.tstext.type": K + "TimestampConverter$Value", "transforms.tstext.predicate": "m",
+        "transforms.tstext.field": "ts", "transforms.tstext.target.type": "string",
+        "transforms.tstext.unix.precision": "microseconds",
+        "transforms.tstext.format": "yyyy-MM-dd'T'HH:mm:ss.SSS",
+        "transforms.bigdate.type": K + "TimestampConverter$Value", "transforms.bigdate.predicate": "m",
+        "transforms.bigdate.field": "big", "transforms.bigdate.target.type": "Date"},
 }
 
 
