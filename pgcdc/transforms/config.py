@@ -12,6 +12,7 @@ from pgcdc.errors import ConfigError
 from pgcdc.transforms import Predicate, Transform
 from pgcdc.transforms import kafka_connect as kc
 from pgcdc.transforms import kafka_fields as kf
+from pgcdc.transforms.kafka_cast import cast
 from pgcdc.transforms.kafka_flatten import flatten
 from pgcdc.transforms.kafka_headers import header_from
 from pgcdc.transforms.kafka_time import timestamp_router
@@ -72,6 +73,8 @@ TRANSFORMS: dict[str, tuple[Factory, tuple[str, ...]]] = {
     K + "SetSchemaMetadata$Key": (kc.set_schema_metadata(True), ("schema.name", "schema.version", *_SIDE_OPTS)),
     K + "SetSchemaMetadata$Value": (kc.set_schema_metadata(False), ("schema.name", "schema.version",
                                                                     *_SIDE_OPTS)),
+    K + "Cast$Key": (cast(True), ("spec", "replace.null.with.default")),
+    K + "Cast$Value": (cast(False), ("spec", "replace.null.with.default")),
     K + "Flatten$Key": (flatten(True), ("delimiter",)),
     K + "Flatten$Value": (flatten(False), ("delimiter",)),
     K + "HeaderFrom$Key": (header_from(True), ("fields", "headers", "operation")),
@@ -89,8 +92,6 @@ TRANSFORMS: dict[str, tuple[Factory, tuple[str, ...]]] = {
 }
 
 NOT_YET = (
-    *(K + n + s for n in ("Cast",)
-      for s in ("$Key", "$Value")),
     D + "TimezoneConverter",
 )
 SCRIPTING = (D + "Filter", D + "ContentBasedRouter")

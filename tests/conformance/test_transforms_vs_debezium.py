@@ -197,6 +197,14 @@ SCENARIOS: dict[str, dict[str, str]] = {
         "transforms.tstext.format": "yyyy-MM-dd'T'HH:mm:ss.SSS",
         "transforms.bigdate.type": K + "TimestampConverter$Value", "transforms.bigdate.predicate": "m",
         "transforms.bigdate.field": "big", "transforms.bigdate.target.type": "Date"},
+    "cast_fields_and_key": {
+        "predicates": "tables", "predicates.tables.type": P + "TopicNameMatches",
+        "predicates.tables.pattern": r"dbserver1\.public\..*",
+        "transforms": "unwrap,castv,castk", **unwrap(),
+        "transforms.castv.type": K + "Cast$Value", "transforms.castv.predicate": "tables",
+        "transforms.castv.spec": "d:string,n:int8,b:int32,s:boolean,big:int16,r:string,ts:string,dt:float64,id:int64",
+        "transforms.castk.type": K + "Cast$Key", "transforms.castk.spec": "id:string",
+        "transforms.castk.predicate": "tables"},
 }
 
 

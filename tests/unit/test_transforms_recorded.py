@@ -240,3 +240,24 @@ def test_header_to_value_nested_under_a_null_struct_fails_the_record() -> None:
              "transforms.h2v.operation": "copy"}
     with pytest.raises(TransformError, match="null value for field that is required"):
         replay("header_to_value_copy_root", props)
+
+
+def test_timestamp_router_fails_a_change_event_which_has_no_record_timestamp() -> None:
+    # TimestampRouter.apply: a null record timestamp is a DataException; Debezium's change events carry none.
+    with pytest.raises(TransformError, match="Timestamp missing on record"):
+        replay("unwrap_default", {"transforms": "t", "transforms.t.type":
+                                  "org.apache.kafka.connect.transforms.TimestampRouter"})
+
+
+@pytest.mark.parametrize(("type_", "opts", "option", "message"), [
+    ("Cast$Value", {"spec": "id:uuid"}, "spec", "'uuid' is not a type Cast supports"),
+    ("TimestampConverter$Value", {"target.type": "Instant"}, "target.type",
+     "expected one of string, unix, Date, Time, Timestamp"),
+    ("HeaderFrom$Value", {"fields": "id", "headers": "h", "operation": "swap"}, "operation", "expected move or copy"),
+])
+def test_kafka_connect_value_transforms_bad_option_is_one_line(type_: str, opts: dict[str, str], option: str,
+                                                               message: str) -> None:
+    props = {"transforms": "x", "transforms.x.type": f"org.apache.kafka.connect.transforms.{type_}",
+             **{f"transforms.x.{k}": v for k, v in opts.items()}}
+    with pytest.raises(ConfigError, match=rf"^transforms\.x\.{re.escape(option)}: {re.escape(message)}"):
+        build_chain(props)
