@@ -28,6 +28,8 @@ from pgcdc.transforms.outbox import EventRouter
 from pgcdc.transforms.partitions import OPTIONS as PARTITION_OPTIONS
 from pgcdc.transforms.partitions import PartitionRouting
 from pgcdc.transforms.predicates import PREDICATES
+from pgcdc.transforms.timezone import OPTIONS as TZ_OPTIONS
+from pgcdc.transforms.timezone import TimezoneConverter
 from pgcdc.transforms.router import OPTIONS as ROUTER_OPTIONS
 from pgcdc.transforms.router import ByLogicalTableRouter
 from pgcdc.transforms.unwrap import OPTIONS as UNWRAP_OPTIONS
@@ -87,13 +89,12 @@ TRANSFORMS: dict[str, tuple[Factory, tuple[str, ...]]] = {
         where, opts, ctx.header_schemas), CHANGED_OPTIONS),
     D + "partitions.PartitionRouting": (lambda where, opts, ctx: PartitionRouting(where, opts), PARTITION_OPTIONS),
     D + "HeaderToValue": (lambda where, opts, ctx: HeaderToValue(where, opts), HTV_OPTIONS),
+    D + "TimezoneConverter": (lambda where, opts, ctx: TimezoneConverter(where, opts), TZ_OPTIONS),
     D + "outbox.EventRouter": (lambda where, opts, ctx: EventRouter(where, opts, ctx.header_schemas),
                                OUTBOX_OPTIONS),
 }
 
-NOT_YET = (
-    D + "TimezoneConverter",
-)
+NOT_YET: tuple[str, ...] = ()
 SCRIPTING = (D + "Filter", D + "ContentBasedRouter")
 
 
