@@ -215,7 +215,7 @@ def _transforms_section() -> list[str]:
             "SimpleDateFormat's letters y, M, d, H, h, k, K, m, s, S, E, a, D, u, w, z, Z, X in UTC. HeaderFrom "
             "and HeaderToValue fail a tombstone as Kafka Connect and Debezium do: filter tombstones first.", "",
             ("Refused as not supported yet: " + ", ".join(f"`{n}`" for n in NOT_YET) + ". " if NOT_YET else
-             "TimezoneConverter's `include.list` and `exclude.list` are refused as not supported yet. ") +
+             "") +
             "Scripting transforms (" + ", ".join(f"`{n}`" for n in SCRIPTING) + ") are refused, naming "
             "Kafka Connect's Filter with a predicate or a Python callable as the alternative.", ""]
     return out

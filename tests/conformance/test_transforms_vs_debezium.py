@@ -428,13 +428,13 @@ def test_extract_changed_record_state_matches_debezium(pg: PostgresCluster, dbna
 
 
 TZ_SETUP = ("CREATE TABLE z (id int PRIMARY KEY, ts timestamp, tsz timestamptz, tm3 timestamp(3), tz timetz,"
-            " d date); ALTER TABLE z REPLICA IDENTITY FULL")
+            " d date); ALTER TABLE z REPLICA IDENTITY FULL; CREATE TABLE y (id int PRIMARY KEY, ts timestamp)")
 TZ_WORKLOAD = [
     "INSERT INTO z VALUES (1, '2024-03-10 06:59:59.5', '2024-03-10 06:59:59.123456+00', '2024-03-10 07:00:00',"
     " '10:11:12.5+02', '2024-03-10'), (2, '1960-01-01 00:00:00.000001', '2024-11-03 05:30:00+00',"
     " '2024-11-03 06:30:00.25', '23:59:59Z', '1960-01-01'), (3, NULL, NULL, NULL, NULL, NULL)",
     "UPDATE z SET ts = '2024-07-01 12:00:00', tsz = '2024-07-01 12:00:00+00' WHERE id = 1",
-    "DELETE FROM z WHERE id = 2",
+    "DELETE FROM z WHERE id = 2; INSERT INTO y VALUES (1, '2024-03-10 06:59:59.5')",
 ]
 TZ = "io.debezium.transforms.TimezoneConverter"
 TZ_SCENARIOS: dict[str, dict[str, str]] = {
@@ -442,6 +442,12 @@ TZ_SCENARIOS: dict[str, dict[str, str]] = {
                           "transforms.tz.converted.timezone": "America/New_York"},
     "timezone_fixed_offset_then_unwrap": {"transforms": "tz,unwrap", "transforms.tz.type": TZ,
                                           "transforms.tz.converted.timezone": "+05:30", **unwrap()},
+    "timezone_include_list": {"transforms": "tz", "transforms.tz.type": TZ,
+                              "transforms.tz.converted.timezone": "Europe/Berlin",
+                              "transforms.tz.include.list": "source:z:after.ts,z:tsz,topic:dbserver1.public.y"},
+    "timezone_exclude_list": {"transforms": "tz", "transforms.tz.type": TZ,
+                              "transforms.tz.converted.timezone": "Asia/Kolkata",
+                              "transforms.tz.exclude.list": "topic:dbserver1.public.z:before.tsz,source:y"},
 }
 
 
