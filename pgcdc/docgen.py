@@ -191,7 +191,33 @@ def _transforms_section() -> list[str]:
             "replacement. `replace.null.with.default` is accepted: the envelope's JSON already carries what it "
             "decides. InsertHeader's `value.literal` may be a string, boolean or integer (a literal Kafka Connect "
             "would parse as a decimal, date, array or map is refused).", "",
-            "Refused as not supported yet: " + ", ".join(f"`{n}`" for n in NOT_YET) + ". "
+            "The outbox `io.debezium.transforms.outbox.EventRouter` behaves as Debezium 3.6.3 was measured to, "
+            "including where that fails a record (which stops the connector unless `errors.tolerance=all`): with "
+            "`table.expand.json.payload=true` a top-level JSON array or an integer beyond 64 bits fails the "
+            "record; with `table.field.event.schema.version` the value schema is cached per version, so a later "
+            "event of that version whose payload has another schema fails; a column named in "
+            "`table.fields.additional.placement` that the table lacks fails the record even with "
+            "`table.fields.additional.error.on.missing=false`. A payload that is not a JSON object or array, or "
+            "an array of mixed types, stays the string it was (logged as a warning). "
+            "`field.name.adjustment.mode` (none, avro, avro_unicode) renames the expanded payload's fields. "
+            "TimestampRouter needs a record timestamp: Debezium's change events have none (it fails them, as "
+            "Kafka Connect does); the outbox EventRouter sets one (`table.field.event.timestamp`, else `ts_ms`). "
+            "ExtractChangedRecordState adds its headers to every change event (empty lists unless the event has "
+            "`before` and `after`, i.e. an update under REPLICA IDENTITY FULL) and to the tombstone after a delete, "
+            "as Debezium 3.6.3 does. PartitionRouting hashes string, integer, boolean, float and Decimal fields as "
+            "Java's hashCode does; a bytes, struct, array or Connect Date/Time/Timestamp field fails the record "
+            "(Java hashes them by identity or through their schema), `partition.hash.function=murmur` is not "
+            "supported yet, and a path through a null struct (`after.id` on a delete) fails the record as in "
+            "Debezium: use `change.id`. HeaderToValue needs `header.converter.schemas.enable=true` (the header's "
+            "schema becomes the field's) and follows Debezium's nesting rules, quirks included (a field whose name "
+            "is a substring of a nested destination is descended into). TimestampConverter reads a field's type "
+            "as Kafka Connect does: Connect's Timestamp/Date/Time by name, any other int64 as unix time in "
+            "`unix.precision` (Debezium's MicroTimestamp included), a string through `format`; parsing a string "
+            "input is not supported yet (the record fails with a line saying so), and `format` supports "
+            "SimpleDateFormat's letters y, M, d, H, h, k, K, m, s, S, E, a, D, u, w, z, Z, X in UTC. HeaderFrom "
+            "and HeaderToValue fail a tombstone as Kafka Connect and Debezium do: filter tombstones first.", "",
+            ("Refused as not supported yet: " + ", ".join(f"`{n}`" for n in NOT_YET) + ". " if NOT_YET else
+             "") +
             "Scripting transforms (" + ", ".join(f"`{n}`" for n in SCRIPTING) + ") are refused, naming "
             "Kafka Connect's Filter with a predicate or a Python callable as the alternative.", ""]
     return out

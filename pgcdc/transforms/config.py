@@ -12,8 +12,24 @@ from pgcdc.errors import ConfigError
 from pgcdc.transforms import Predicate, Transform
 from pgcdc.transforms import kafka_connect as kc
 from pgcdc.transforms import kafka_fields as kf
+from pgcdc.transforms.kafka_cast import cast
+from pgcdc.transforms.kafka_flatten import flatten
+from pgcdc.transforms.kafka_headers import header_from
+from pgcdc.transforms.kafka_time import timestamp_router
+from pgcdc.transforms.kafka_timestamp import OPTIONS as TSC_OPTIONS
+from pgcdc.transforms.kafka_timestamp import timestamp_converter
 from pgcdc.transforms.chain import Chain, Step
+from pgcdc.transforms.changed import OPTIONS as CHANGED_OPTIONS
+from pgcdc.transforms.changed import ExtractChangedRecordState
+from pgcdc.transforms.header_to_value import OPTIONS as HTV_OPTIONS
+from pgcdc.transforms.header_to_value import HeaderToValue
+from pgcdc.transforms.outbox import OPTIONS as OUTBOX_OPTIONS
+from pgcdc.transforms.outbox import EventRouter
+from pgcdc.transforms.partitions import OPTIONS as PARTITION_OPTIONS
+from pgcdc.transforms.partitions import PartitionRouting
 from pgcdc.transforms.predicates import PREDICATES
+from pgcdc.transforms.timezone import OPTIONS as TZ_OPTIONS
+from pgcdc.transforms.timezone import TimezoneConverter
 from pgcdc.transforms.router import OPTIONS as ROUTER_OPTIONS
 from pgcdc.transforms.router import ByLogicalTableRouter
 from pgcdc.transforms.unwrap import OPTIONS as UNWRAP_OPTIONS
@@ -59,16 +75,26 @@ TRANSFORMS: dict[str, tuple[Factory, tuple[str, ...]]] = {
     K + "SetSchemaMetadata$Key": (kc.set_schema_metadata(True), ("schema.name", "schema.version", *_SIDE_OPTS)),
     K + "SetSchemaMetadata$Value": (kc.set_schema_metadata(False), ("schema.name", "schema.version",
                                                                     *_SIDE_OPTS)),
+    K + "Cast$Key": (cast(True), ("spec", "replace.null.with.default")),
+    K + "Cast$Value": (cast(False), ("spec", "replace.null.with.default")),
+    K + "Flatten$Key": (flatten(True), ("delimiter",)),
+    K + "Flatten$Value": (flatten(False), ("delimiter",)),
+    K + "HeaderFrom$Key": (header_from(True), ("fields", "headers", "operation")),
+    K + "HeaderFrom$Value": (header_from(False), ("fields", "headers", "operation")),
+    K + "TimestampConverter$Key": (timestamp_converter(True), TSC_OPTIONS),
+    K + "TimestampConverter$Value": (timestamp_converter(False), TSC_OPTIONS),
+    K + "TimestampRouter": (timestamp_router, ("topic.format", "timestamp.format")),
     D + "ByLogicalTableRouter": (lambda where, opts, ctx: ByLogicalTableRouter(where, opts), ROUTER_OPTIONS),
+    D + "ExtractChangedRecordState": (lambda where, opts, ctx: ExtractChangedRecordState(
+        where, opts, ctx.header_schemas), CHANGED_OPTIONS),
+    D + "partitions.PartitionRouting": (lambda where, opts, ctx: PartitionRouting(where, opts), PARTITION_OPTIONS),
+    D + "HeaderToValue": (lambda where, opts, ctx: HeaderToValue(where, opts), HTV_OPTIONS),
+    D + "TimezoneConverter": (lambda where, opts, ctx: TimezoneConverter(where, opts), TZ_OPTIONS),
+    D + "outbox.EventRouter": (lambda where, opts, ctx: EventRouter(where, opts, ctx.header_schemas),
+                               OUTBOX_OPTIONS),
 }
 
-NOT_YET = (
-    *(K + n + s for n in ("Cast", "Flatten", "HeaderFrom", "TimestampConverter")
-      for s in ("$Key", "$Value")),
-    K + "TimestampRouter",
-    D + "ExtractChangedRecordState", D + "outbox.EventRouter",
-    D + "partitions.PartitionRouting", D + "HeaderToValue", D + "TimezoneConverter",
-)
+NOT_YET: tuple[str, ...] = ()
 SCRIPTING = (D + "Filter", D + "ContentBasedRouter")
 
 

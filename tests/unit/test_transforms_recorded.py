@@ -5,6 +5,7 @@ PGCDC_RECORD_TRANSFORMS=1 by tests/conformance/test_transforms_vs_debezium.py; b
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -73,8 +74,10 @@ def test_recorded_chain_output_is_debeziums(scenario: str) -> None:
     for r in (*ours, *theirs):
         _mask_nested_times(r.get("value"))
     problems = compare(ours, theirs, SNAPSHOT_FIELDS if scenario.startswith("snapshot") else ())
+    def part(x: Any) -> int | None:
+        return None if x is None else int(x)
     problems += [f"record {i}: partition {a['partition']!r} != {b['partition']!r}"
-                 for i, (a, b) in enumerate(zip(ours, theirs)) if a["partition"] != b["partition"]]
+                 for i, (a, b) in enumerate(zip(ours, theirs)) if part(a["partition"]) != part(b["partition"])]
     assert theirs and not problems, "\n".join(problems[:20])
 
 
@@ -156,3 +159,105 @@ def test_a_field_added_twice_fails_the_record_as_schemabuilder_does() -> None:
                                   "ExtractNewRecordState", "transforms.i.type":
                                   "org.apache.kafka.connect.transforms.InsertField$Value",
                                   "transforms.i.static.field": "id", "transforms.i.static.value": "x"})
+
+
+OUTBOX = {"transforms": "o", "transforms.o.type": "io.debezium.transforms.outbox.EventRouter"}
+
+
+def test_outbox_update_is_fatal_when_configured() -> None:
+    # EventRouterDelegate.handleUnexpectedOperation: IllegalStateException with table.op.invalid.behavior=fatal.
+    with pytest.raises(TransformError, match="Unexpected update message received .*, fail"):
+        replay("outbox_default", {**OUTBOX, "transforms.o.table.op.invalid.behavior": "fatal"})
+
+
+def test_outbox_top_level_array_payload_fails_the_record_when_expanded() -> None:
+    # Measured with Debezium 3.6.3: toConnectData reads the top level as a Struct, so an array payload fails
+    # ("Invalid Java object for schema with type ARRAY") and the engine stops.
+    from pgcdc.transforms.outbox_json import Expander
+    with pytest.raises(ValueError, match="type ARRAY"):
+        Expander(False, "none").expand("payload", "[1, 2, 3]")
+    with pytest.raises(ValueError, match="type DOUBLE|type FLOAT64"):
+        Expander(False, "none").expand("payload", '{"big": 100000000000000000000}')
+
+
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("table.op.invalid.behavior", "skip", r"expected one of warn, error, fatal"),
+    ("table.fields.additional.placement", "type:body", r"expected one of header, envelope, partition"),
+    ("table.fields.additional.placement", "type", r"expected column:placement\[:alias\]"),
+    ("route.topic.regex", "(", r"not a valid regular expression"),
+    ("table.json.payload.null.behavior", "keep", r"expected one of ignore, optional_bytes"),
+    ("table.expand.json.payload", "yes", r"expected true or false"),
+])
+def test_outbox_bad_option_is_one_line_naming_it(option: str, value: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=rf"^transforms\.o\.{re.escape(option)}: {message}"):
+        build_chain({**OUTBOX, f"transforms.o.{option}": value})
+
+
+@pytest.mark.parametrize("props", [
+    # Measured with Debezium 3.6.3: a missing additional column fails the record even with error.on.missing=false.
+    {"transforms.o.table.fields.additional.placement": "nosuch:header",
+     "transforms.o.table.fields.additional.error.on.missing": "false"},
+    # Measured: the value schema cached for schema version 1 has the first event's expanded payload; a later
+    # version-1 event whose payload stays a string fails Struct.put.
+    {"transforms.o.table.expand.json.payload": "true", "transforms.o.table.field.event.schema.version": "ver",
+     "transforms.o.table.fields.additional.placement": "type:envelope"},
+])
+def test_outbox_records_debezium_fails(props: dict[str, str]) -> None:
+    with pytest.raises(TransformError, match="nosuch is not a valid field name|Invalid Java object for schema"):
+        replay("outbox_default", {**OUTBOX, **props})
+
+
+PART = {"transforms": "p", "transforms.p.type": "io.debezium.transforms.partitions.PartitionRouting",
+        "transforms.p.partition.topic.num": "3"}
+
+
+def test_partition_routing_through_a_null_struct_fails_the_record() -> None:
+    # PartitionRouting.getLastStruct: `after.id` on a delete reads a field of a null struct (a
+    # NullPointerException, rethrown as "Unprocessable message"); `change.id` reads `before` there.
+    with pytest.raises(TransformError, match="Unprocessable message: after is null"):
+        replay("partition_routing_change_source", {**PART, "transforms.p.partition.payload.fields": "after.id"})
+    assert replay("partition_routing_change_source", {**PART, "transforms.p.partition.payload.fields": "change.id"})
+
+
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("partition.topic.num", "0", "expected a positive integer"),
+    ("partition.payload.fields", "after.id,,source.table", "an empty element"),
+    ("partition.hash.function", "murmur", "murmur is not supported by pgcdc yet"),
+])
+def test_partition_routing_bad_option_is_one_line(option: str, value: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=rf"^transforms\.p\.{re.escape(option)}: {message}"):
+        build_chain({**PART, "transforms.p.partition.payload.fields": "change.id", f"transforms.p.{option}": value})
+
+
+def test_header_to_value_nested_under_a_null_struct_fails_the_record() -> None:
+    # Measured with Debezium 3.6.3: an `after.x` destination rebuilds `after` as a required struct, and
+    # JsonConverter refuses the delete whose `after` is null; the engine stops.
+    props = {"predicates": "tomb", "predicates.tomb.type":
+             "org.apache.kafka.connect.transforms.predicates.RecordIsTombstone",
+             "transforms": "notomb,h2v", "transforms.notomb.type": "org.apache.kafka.connect.transforms.Filter",
+             "transforms.notomb.predicate": "tomb", "transforms.h2v.type": "io.debezium.transforms.HeaderToValue",
+             "transforms.h2v.headers": "__debezium.context.taskId", "transforms.h2v.fields": "after.task",
+             "transforms.h2v.operation": "copy"}
+    with pytest.raises(TransformError, match="null value for field that is required"):
+        replay("header_to_value_copy_root", props)
+
+
+def test_timestamp_router_fails_a_change_event_which_has_no_record_timestamp() -> None:
+    # TimestampRouter.apply: a null record timestamp is a DataException; Debezium's change events carry none.
+    with pytest.raises(TransformError, match="Timestamp missing on record"):
+        replay("unwrap_default", {"transforms": "t", "transforms.t.type":
+                                  "org.apache.kafka.connect.transforms.TimestampRouter"})
+
+
+@pytest.mark.parametrize(("type_", "opts", "option", "message"), [
+    ("Cast$Value", {"spec": "id:uuid"}, "spec", "'uuid' is not a type Cast supports"),
+    ("TimestampConverter$Value", {"target.type": "Instant"}, "target.type",
+     "expected one of string, unix, Date, Time, Timestamp"),
+    ("HeaderFrom$Value", {"fields": "id", "headers": "h", "operation": "swap"}, "operation", "expected move or copy"),
+])
+def test_kafka_connect_value_transforms_bad_option_is_one_line(type_: str, opts: dict[str, str], option: str,
+                                                               message: str) -> None:
+    props = {"transforms": "x", "transforms.x.type": f"org.apache.kafka.connect.transforms.{type_}",
+             **{f"transforms.x.{k}": v for k, v in opts.items()}}
+    with pytest.raises(ConfigError, match=rf"^transforms\.x\.{re.escape(option)}: {re.escape(message)}"):
+        build_chain(props)
