@@ -1,10 +1,11 @@
 """Commit → Kafka latency at a steady rate (default 10,000 events/s for 20 s).
 
 A writer commits `--per-txn` rows per transaction at `--rate` rows/s; `pgcdc run` (a child process, Kafka sink:
-Tansu, acks=all, schemas on) streams them; a consumer reads the topic as records arrive and takes, for each,
-the time it was consumed minus its commit time (`source.ts_us`). That is commit → produced → acknowledged →
-fetched, so it bounds commit → ack from above. Prints `workload  events/s  p50_ms  p99_ms  max_ms`.
-Run: `.venv/bin/python benchmarks/latency.py [--rate 10000] [--per-txn 100] [--seconds 20]`.
+Apache Kafka 4.1.1, or Tansu with `--broker tansu` (broker.py); acks=all, schemas on) streams them; a consumer
+reads the topic as records arrive and takes, for each, the time it was consumed minus its commit time
+(`source.ts_us`). That is commit → produced → acknowledged → fetched, so it bounds commit → ack from above.
+Prints `workload  events/s  p50_ms  p99_ms  max_ms`.
+Run: `.venv/bin/python benchmarks/latency.py [--rate 10000] [--per-txn 100] [--seconds 20] [--broker tansu]`.
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ from pathlib import Path
 
 import orjson
 import psycopg
+from broker import add_broker_option, running_broker  # benchmarks/ is the script's folder, first on sys.path
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
-from pgcdc.local import PostgresCluster, TansuBroker
+from pgcdc.local import PostgresCluster
 
 
 def writer(pg: PostgresCluster, db: str, rate: int, per_txn: int, seconds: float, done: threading.Event) -> int:
@@ -50,10 +52,11 @@ def main() -> None:
     parser.add_argument("--offset-flush-ms", type=int, default=None,
                         help="offset.flush.interval.ms for pgcdc (default: pgcdc's own); a checkpoint pauses the "
                              "stream only if Kafka's queue has not emptied for another interval")
+    add_broker_option(parser)
     args = parser.parse_args()
     # synchronous_commit=on, as in production: the throwaway cluster's default (off) leaves commits to the WAL
     # writer (wal_writer_delay, 200 ms), and logical decoding only reads flushed WAL.
-    with PostgresCluster(settings={"synchronous_commit": "on"}) as pg, TansuBroker() as broker, \
+    with PostgresCluster(settings={"synchronous_commit": "on"}) as pg, running_broker(args.broker) as broker, \
             tempfile.TemporaryDirectory() as tmp:
         pg.create_database("lat")
         pg.execute("CREATE TABLE t (id bigint PRIMARY KEY, a int, b text, c timestamptz)", "lat")

@@ -4,11 +4,13 @@ For each workload (stream.py's tables), a small table is snapshotted by pgcdc in
 records (key, value with schemas, headers), and then `--records` of them are handed to a bare confluent-kafka
 producer with pgcdc's producer settings (acks=all, idempotence, lz4), in a loop of `produce()` calls and one
 `flush()`: no PostgreSQL, no decoding, no conversion. That rate bounds any connector that writes these
-records through librdkafka from Python into this broker on this machine; the line prints it against COPY of
+records through librdkafka from Python into this broker (`--broker kafka`, Apache Kafka 4.1.1, the default, or
+`--broker tansu`; broker.py) on this machine; the line prints it against COPY of
 the same table (the snapshot target's ceiling) and pg_recvlogical's rate needs stream.py.
 
 Prints `workload  produce/s  copy/s  ratio  value_bytes` and, with `--cpu`, where the CPU went (benchmarks/cpu.py).
-Run: `.venv/bin/python benchmarks/produce.py [--records N] [--workloads narrow,mixed8,wide40,toast] [--cpu]`.
+Run: `.venv/bin/python benchmarks/produce.py [--records N] [--workloads narrow,mixed8,wide40,toast] [--cpu]
+[--broker tansu]`.
 """
 
 from __future__ import annotations
@@ -21,11 +23,12 @@ from typing import Any
 import psycopg
 from confluent_kafka import Producer
 
-from cpu import CpuMeter, postmaster_pid  # benchmarks/ is the script's folder, first on sys.path
+from broker import Broker, add_broker_option, broker_pid, running_broker  # benchmarks/ is first on sys.path
+from cpu import CpuMeter, postmaster_pid
 from stream import WORKLOADS
 
 from pgcdc.config import build_config
-from pgcdc.local import PostgresCluster, TansuBroker
+from pgcdc.local import PostgresCluster
 from pgcdc.runner import Connector
 from pgcdc.sink import Headers
 
@@ -47,7 +50,7 @@ class Keep:
         pass
 
 
-def records_of(pg: PostgresCluster, broker: TansuBroker, db: str, name: str) -> list[Any]:
+def records_of(pg: PostgresCluster, broker: Broker, db: str, name: str) -> list[Any]:
     props = {"name": name, "topic.prefix": name, **pg.connection_properties(db), "slot.name": f"keep_{name}",
              "publication.name": f"pub_keep_{name}", "snapshot.mode": "initial_only",
              "bootstrap.servers": broker.bootstrap_servers, "offset.storage": "memory"}
@@ -96,10 +99,11 @@ def main() -> None:
     ap.add_argument("--set", action="append", default=[], metavar="PROPERTY=VALUE",
                     help="an extra connector property, e.g. kafka.linger.ms=20 (repeatable)")
     ap.add_argument("--batch", type=int, default=0, help="hand records to produce_batch() in lists of N")
+    add_broker_option(ap)
     args = ap.parse_args()
     print("load average (1/5/15 min) at start: {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
     print(f"{'workload':10} {'produce/s':>10} {'copy/s':>10} {'ratio':>6} {'value_bytes':>11}", flush=True)
-    with PostgresCluster() as pg, TansuBroker() as broker:
+    with PostgresCluster() as pg, running_broker(args.broker) as broker:
         for name in args.workloads.split(","):
             w = WORKLOADS[name]
             db = pg.create_database(f"produce_{name}")
@@ -116,7 +120,7 @@ def main() -> None:
             topic = f"produce_{name}"
             producer.produce(topic, b"warm-up")  # the topic and its metadata exist before the clock starts
             producer.flush(30)
-            meter = CpuMeter(broker.proc.pid if broker.proc else None, postmaster_pid(pg.datadir))
+            meter = CpuMeter(broker_pid(broker), postmaster_pid(pg.datadir))
             meter.start()
             t0 = time.perf_counter()
             produce, poll = producer.produce, producer.poll

