@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -23,7 +22,7 @@ from pathlib import Path
 from confluent_kafka.admin import AdminClient
 
 from pgcdc.errors import LocalServiceError
-from pgcdc.local.postgres import end_process, free_port
+from pgcdc.local.postgres import end_process, free_port, kill_process
 
 # The version ./dev fetches (it reads this line) and docker/compose.yaml runs (tests/unit/test_docker_files.py).
 KAFKA_VERSION = "4.1.1"
@@ -244,9 +243,7 @@ class KafkaBroker:
 
     def kill(self) -> None:
         """SIGKILL, as a crashed broker: nothing is flushed or closed on the way out."""
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(10)
+        kill_process(self.proc)
         self.proc = None
 
     def restart(self, timeout: float = 120) -> KafkaBroker:

@@ -82,6 +82,13 @@ def end_process(proc: subprocess.Popen[bytes] | None) -> None:
             proc.wait(10)
 
 
+def kill_process(proc: subprocess.Popen[bytes] | None) -> None:
+    """SIGKILL, as a crash: nothing is flushed or closed on the way out."""
+    if proc and proc.poll() is None:
+        proc.kill()
+        proc.wait(10)
+
+
 def _unprivileged_user() -> str | None:
     if os.geteuid() != 0:
         return None

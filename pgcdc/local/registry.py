@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -19,7 +18,7 @@ import urllib.request
 from pathlib import Path
 
 from pgcdc.errors import LocalServiceError
-from pgcdc.local.postgres import end_process, free_port
+from pgcdc.local.postgres import end_process, free_port, kill_process
 
 APICURIO_VERSION = "3.0.9"
 
@@ -112,9 +111,7 @@ class ApicurioRegistry:
 
     def kill(self) -> None:
         """SIGKILL, as a crashed registry."""
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(10)
+        kill_process(self.proc)
         self.proc = None
 
     def cleanup(self) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
@@ -17,7 +16,7 @@ import time
 from pathlib import Path
 
 from pgcdc.errors import LocalServiceError
-from pgcdc.local.postgres import end_process, free_port
+from pgcdc.local.postgres import end_process, free_port, kill_process
 from pgcdc.local.s3 import S3Server
 
 
@@ -91,9 +90,7 @@ class TansuBroker:
 
     def kill(self) -> None:
         """SIGKILL, as a crashed broker: nothing is flushed or closed on the way out."""
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(10)
+        kill_process(self.proc)
         self.proc = None
 
     def cleanup(self) -> None:
