@@ -184,7 +184,10 @@ class KafkaBroker:
         """Start formatting the log dir (kafka-storage format) unless it already is; the caller waits."""
         if (self.dir / "data" / "meta.properties").exists():
             return None
-        args = ["format", "-t", self.cluster_id, "-c", str(self.dir / "server.properties"), "--ignore-formatted"]
+        # `--cluster-id=<id>` in one argument: a URL-safe base64 id can start with '-', which argparse would
+        # take for an option.
+        args = ["format", f"--cluster-id={self.cluster_id}", "-c", str(self.dir / "server.properties"),
+                "--ignore-formatted"]
         for mechanism, users in self.scram.items():
             for user, password in users.items():
                 args += ["--add-scram", f"{mechanism}=[name={user},password={password}]"]

@@ -26,3 +26,16 @@ def test_dev_offline_without_the_cache_fails_with_one_line(tmp_path: Path) -> No
     assert last.startswith("[dev] cannot fetch ") and f"org.apache.kafka:kafka_2.13:{KAFKA_VERSION}" in last, \
         proc.stderr[-2000:]
     assert not (tmp_path / "cache" / f"kafka-{KAFKA_VERSION}" / "libs").exists()
+
+
+def test_a_cluster_id_starting_with_a_dash_formats_and_starts() -> None:
+    # Ids are random URL-safe base64: about one in 32 starts with '-', which kafka-storage's argparse once took
+    # for an option (the session's broker then failed to start).
+    from pgcdc.local.kafka import KafkaBroker
+
+    broker = KafkaBroker(cluster_id="-" + "A" * 21)
+    try:
+        broker.start()
+        assert broker.cluster_id.startswith("-") and broker.proc is not None and broker.proc.poll() is None
+    finally:
+        broker.cleanup()
