@@ -14,8 +14,8 @@ from pgcdc.errors import ConfigError
 
 ENV_PREFIX = "PGCDC_"
 # Variables of the tooling (./dev, the tests and soak runs), not properties.
-RESERVED_ENV = frozenset({"PGCDC_TANSU_BIN", "PGCDC_S3RVER_BIN", "PGCDC_KAFKA_HOME", "PGCDC_LOG_LEVEL",
-                          "PGCDC_LOG_FORMAT"})
+RESERVED_ENV = frozenset({"PGCDC_TANSU_BIN", "PGCDC_S3RVER_BIN", "PGCDC_KAFKA_HOME", "PGCDC_APICURIO_JAR",
+                          "PGCDC_LOG_LEVEL", "PGCDC_LOG_FORMAT"})
 RESERVED_ENV_PREFIXES = ("PGCDC_PG_", "PGCDC_TEST_", "PGCDC_SOAK_")
 
 

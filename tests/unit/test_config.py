@@ -249,6 +249,6 @@ def test_filters(props: dict[str, str], table: tuple[str, str], captured: bool) 
 
 def test_tooling_variables_are_not_properties() -> None:
     tooling = {"PGCDC_PG_VERSION": "13", "PGCDC_PG_CACHE": "x", "PGCDC_PG_BINDIR": "x", "PGCDC_TANSU_BIN": "x",
-               "PGCDC_S3RVER_BIN": "x", "PGCDC_KAFKA_HOME": "x",
+               "PGCDC_S3RVER_BIN": "x", "PGCDC_KAFKA_HOME": "x", "PGCDC_APICURIO_JAR": "x",
                "PGCDC_LOG_LEVEL": "debug", "PGCDC_TEST_CRASH_AFTER": "x", "PGCDC_SOAK_KILLS": "50"}
     assert env_overrides({**tooling, "PGCDC_TOPIC_PREFIX": "shop"}) == {"topic.prefix": "shop"}
