@@ -63,8 +63,11 @@ class SlotWatch:
         self._thread.start()
         return self
 
-    def stop(self) -> None:
+    def stop(self, wait_s: float = 2.0) -> None:
+        """Stops the watcher; it says nothing more once this returns, so the connector's last line stays last."""
         self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(wait_s)
 
     def _run(self) -> None:
         from pgcdc.errors import PgcdcError
@@ -77,7 +80,8 @@ class SlotWatch:
                     conn = connect(self.connector.config)
                 self.check(conn)
             except (PgcdcError, OSError, Exception) as exc:  # never let the watcher take the connector down
-                log.debug("slot watch: %s", exc)
+                if not self._stop.is_set():  # a failure while stopping is the connector's own, told by it
+                    log.debug("slot watch: %s", exc)
                 if conn is not None:
                     conn.close()
                 conn = None
