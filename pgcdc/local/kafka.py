@@ -22,7 +22,7 @@ from pathlib import Path
 from confluent_kafka.admin import AdminClient
 
 from pgcdc.errors import LocalServiceError
-from pgcdc.local.server import LocalServer, free_port
+from pgcdc.local.server import LocalServer, Managed, free_port
 
 # The version ./dev fetches (it reads this line) and docker/compose.yaml runs (tests/unit/test_docker_files.py).
 KAFKA_VERSION = "4.1.1"
@@ -242,7 +242,7 @@ class KafkaBroker(LocalServer):
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-class KafkaCluster:
+class KafkaCluster(Managed):
     """Three (or `size`) Apache Kafka nodes, each broker and controller, sharing one KRaft quorum: replication
     factor 3 and `min.insync.replicas=2` for every topic, the offsets topic included. `brokers[i]` kills and
     starts one node; `leader(topic)` tells which node leads a partition. Use as a context manager."""
@@ -292,13 +292,3 @@ class KafkaCluster:
     def cleanup(self) -> None:
         for b in self.brokers:
             b.cleanup()
-
-    def __enter__(self) -> KafkaCluster:
-        try:
-            return self.start()
-        except BaseException:
-            self.cleanup()
-            raise
-
-    def __exit__(self, *exc: object) -> None:
-        self.cleanup()

@@ -38,15 +38,32 @@ def kill_process(proc: subprocess.Popen[bytes] | None) -> None:
         proc.wait(10)
 
 
-class LocalServer:
+class Managed:
+    """A context manager over `start()` and `cleanup()`; a failed start is cleaned up too."""
+
+    def start(self, timeout: float = 60) -> Self:
+        raise NotImplementedError
+
+    def cleanup(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        try:
+            return self.start()
+        except BaseException:
+            self.cleanup()
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        self.cleanup()
+
+
+class LocalServer(Managed):
     """A subclass sets `dir` and `logfile` and implements `start()`; `proc` is the running process."""
 
     dir: Path
     logfile: Path
     proc: subprocess.Popen[bytes] | None = None
-
-    def start(self, timeout: float = 60) -> Self:
-        raise NotImplementedError
 
     def spawn(self, args: list[str], **popen: object) -> None:
         """Starts `args` with stdout and stderr appended to the log file."""
@@ -81,13 +98,3 @@ class LocalServer:
     def cleanup(self) -> None:
         self.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
-
-    def __enter__(self) -> Self:
-        try:
-            return self.start()
-        except BaseException:
-            self.cleanup()
-            raise
-
-    def __exit__(self, *exc: object) -> None:
-        self.cleanup()
