@@ -18,11 +18,12 @@ from collections.abc import Callable
 from typing import Any
 
 import fastavro
-from confluent_kafka.schema_registry import (Schema, SchemaRegistryClient, record_subject_name_strategy,
+from confluent_kafka.schema_registry import (Schema, record_subject_name_strategy,
                                              topic_record_subject_name_strategy, topic_subject_name_strategy)
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from pgcdc.converters.avro_schema import avro_schema_text, datum_function, writer_schema
+from pgcdc.converters.registry import probe, registry_client
 from pgcdc.converters.settings import ConverterSpec
 from pgcdc.errors import SinkError
 
@@ -37,16 +38,6 @@ _HEADER = struct.Struct(">bI")
 MAX_PAUSE_S = 30.0
 
 
-def registry_client(spec: ConverterSpec) -> Any:
-    """confluent-kafka's client for `schema.registry.url` (several, comma-separated; `mock://` is its in-memory
-    registry), with basic auth from the URL or from `basic.auth.user.info`."""
-    conf: dict[str, Any] = {"url": spec.get("schema.registry.url")}
-    user_info = spec.get("basic.auth.user.info") or spec.get("schema.registry.basic.auth.user.info")
-    if spec.get("basic.auth.credentials.source", "url") == "user_info" and user_info:
-        conf["basic.auth.user.info"] = user_info
-    return SchemaRegistryClient.new_client(conf)
-
-
 class AvroConverter:
     def __init__(self, spec: ConverterSpec, stopping: Callable[[], bool] = lambda: False) -> None:
         self.is_key = spec.is_key
@@ -56,6 +47,7 @@ class AvroConverter:
             self.client = registry_client(spec)
         except ValueError as exc:
             raise SinkError(f"{spec.side}.converter.schema.registry.url: {exc}") from None
+        probe(self.client, spec)
         name = "key.subject.name.strategy" if spec.is_key else "value.subject.name.strategy"
         self.strategy = _STRATEGIES[spec.get(name, "io.confluent.kafka.serializers.subject.TopicNameStrategy")]
         self.auto_register = spec.get("auto.register.schemas", True)

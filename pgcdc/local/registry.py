@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import ssl
 import tempfile
 import urllib.request
 from pathlib import Path
@@ -47,20 +48,25 @@ def find_java() -> str:
 class ApicurioRegistry(LocalServer):
     """Start/stop Apicurio Registry on 127.0.0.1. Use as a context manager.
 
-    `users` ({name: password}) turns on HTTP basic auth for every path, with Quarkus's embedded users."""
+    `users` ({name: password}) turns on HTTP basic auth for every path, with Quarkus's embedded users.
+    `tls` (certificate file, key file, both PEM) serves HTTPS only. `jwks_url` turns on bearer auth for every
+    path: Quarkus OIDC verifies each token's signature with the keys published at that URL (a JSON Web Key Set)."""
 
-    def __init__(self, *, port: int | None = None, users: dict[str, str] | None = None) -> None:
+    def __init__(self, *, port: int | None = None, users: dict[str, str] | None = None,
+                 tls: tuple[Path, Path] | None = None, jwks_url: str | None = None) -> None:
         self.jar = find_apicurio()
         self.java = find_java()
         self.port = port or free_port()
         self.users = users or {}
+        self.tls = tls
+        self.jwks_url = jwks_url
         self.dir = Path(tempfile.mkdtemp(prefix="pgcdc-registry-"))
         self.logfile = self.dir / "registry.log"
 
     @property
     def url(self) -> str:
         """The Confluent-compatible API's base URL (what `schema.registry.url` names)."""
-        return f"http://127.0.0.1:{self.port}/apis/ccompat/v7"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}/apis/ccompat/v7"
 
     def _properties(self) -> list[str]:
         props = {"quarkus.http.host": "127.0.0.1", "quarkus.http.port": str(self.port),
@@ -68,6 +74,18 @@ class ApicurioRegistry(LocalServer):
                  # registry killed right after handing out an id still has it when it starts again.
                  "apicurio.datasource.url": f"jdbc:h2:file:{self.dir / 'registry'};WRITE_DELAY=0",
                  "quarkus.log.level": "WARN"}
+        if self.tls:
+            # HTTPS on the registry's port; the plain listener moves to another free port and refuses requests.
+            props |= {"quarkus.http.ssl-port": str(self.port), "quarkus.http.port": str(free_port()),
+                      "quarkus.http.insecure-requests": "disabled",
+                      "quarkus.http.ssl.certificate.files": str(self.tls[0]),
+                      "quarkus.http.ssl.certificate.key-files": str(self.tls[1])}
+        if self.jwks_url:
+            base, _, path = self.jwks_url.rpartition("/")
+            props |= {"quarkus.oidc.tenant-enabled": "true", "quarkus.oidc.auth-server-url": base,
+                      "quarkus.oidc.discovery-enabled": "false", "quarkus.oidc.jwks-path": path,
+                      "quarkus.http.auth.permission.all.paths": "/*",
+                      "quarkus.http.auth.permission.all.policy": "authenticated"}
         if self.users:
             props |= {"quarkus.http.auth.basic": "true", "quarkus.security.users.embedded.enabled": "true",
                       "quarkus.security.users.embedded.plain-text": "true",
@@ -84,8 +102,9 @@ class ApicurioRegistry(LocalServer):
 
     def ready(self) -> bool:
         """The ccompat API answers (401 counts: the server is up, the probe has no credentials)."""
+        unverified = ssl._create_unverified_context() if self.tls else None  # only "is it serving?"
         try:
-            with urllib.request.urlopen(f"{self.url}/subjects", timeout=2):
+            with urllib.request.urlopen(f"{self.url}/subjects", timeout=2, context=unverified):
                 return True
         except urllib.error.HTTPError as exc:
             return exc.code == 401

@@ -59,9 +59,10 @@ BAD = [
     ({"converter.bogus": "1"}, "converter.bogus: unknown option 'bogus' of the configured converters"),
     ({"value.converter.schemas.enable": "maybe"}, "value.converter.schemas.enable: must be true or false"),
     ({"value.converter": AVRO}, "value.converter.schema.registry.url: required by " + AVRO),
-    ({**REG, "value.converter.bearer.auth.token": "t"}, "value.converter.bearer.auth.token: is not supported yet"),
-    ({**REG, "value.converter.schema.registry.ssl.truststore.location": "/x"},
-     "value.converter.schema.registry.ssl.truststore.location: is not supported yet"),
+    ({**REG, "value.converter.bearer.auth.credentials.source": "SASL_OAUTHBEARER_INHERIT"},
+     "value.converter.bearer.auth.credentials.source: only static_token is supported yet"),
+    ({**REG, "value.converter.schema.registry.ssl.cipher.suites": "TLS_AES_128_GCM_SHA256"},
+     "value.converter.schema.registry.ssl.cipher.suites: is not supported yet"),
     ({**REG, "value.converter.value.subject.name.strategy": "x.Y"}, "unknown subject name strategy"),
     ({"header.converter": AVRO}, "header.converter: " + AVRO + " cannot be a header converter"),
     *[({"value.converter": cls}, f"value.converter: {cls} is not supported yet") for cls in (
