@@ -182,7 +182,7 @@ def json_ts(record: dict[str, Any]) -> int:
 # --transforms: single message transform chains measured against the untransformed run of the same workload.
 CHAINS = {
     "unwrap": {"transforms": "unwrap", "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState"},
-    "unwrap+route": {
+    "unwrap_route": {
         "transforms": "unwrap,route", "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState",
         "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
         "transforms.route.regex": r"bench\.public\.(.*)", "transforms.route.replacement": "cdc_$1"},
@@ -211,7 +211,7 @@ def main() -> None:
     add_broker_option(ap)
     args = ap.parse_args()
     extra = dict(item.split("=", 1) for item in args.set)
-    chains = [c for c in args.transforms.split(",") if c]
+    chains = [c.replace("+", "_") for c in args.transforms.split(",") if c]  # unwrap+route: its former name
     for c in chains:
         if c not in CHAINS:
             raise SystemExit(f"--transforms: unknown chain {c!r} (known: {', '.join(CHAINS)})")
