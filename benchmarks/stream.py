@@ -245,10 +245,17 @@ def main() -> None:
             if meter is not None:
                 print(f"{'':10} {meter.line(events)}", flush=True)
             for i, chain in enumerate(chains):
+                smt_meter = CpuMeter(broker_pid(broker), postmaster_pid(pg.datadir)) if args.cpu else None
                 smt_s, _ = run_pgcdc(pg, broker, db, f"smt{i}_{name}", f"pub_{name}", end, args.sink, None,
-                                     {**extra, **CHAINS[chain]})
-                print(f"{'':10} transforms={chain}: {rows / smt_s:10.0f}/s, {pgcdc_s / smt_s:5.2f}x the "
-                      "untransformed rate", flush=True)
+                                     {**extra, **CHAINS[chain]}, smt_meter)
+                line = (f"{'':10} transforms={chain}: {rows / smt_s:10.0f}/s, {pgcdc_s / smt_s:5.2f}x the "
+                        "untransformed rate")
+                if meter is not None and smt_meter is not None:
+                    # On a loaded machine the rate follows the load; the CPU pgcdc's thread spent does much less.
+                    line += f" ({meter.used[1] / smt_meter.used[1]:.2f}x by pgcdc's Python CPU-seconds)"
+                print(line, flush=True)
+                if smt_meter is not None:
+                    print(f"{'':10} {smt_meter.line(rows)}", flush=True)
             pg.execute(f"SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
                        f"WHERE database = 'bench_{name}'")
 

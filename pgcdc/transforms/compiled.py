@@ -1,6 +1,6 @@
 """The commonest chains compiled per topic and table version: ExtractNewRecordState (any
-delete.tombstone.handling.mode, no added fields or headers, no routing or dropped fields) with any number of
-RegexRouters, no predicates.
+delete.tombstone.handling.mode, add.fields of source, transaction, op and timestamps; no added headers, no
+routing or dropped fields) with any number of RegexRouters, no predicates.
 
 For an insert, update or snapshot read, such a chain writes the envelope's `after` row under the row's own
 schema on a renamed topic, and leaves key, headers and partition alone. The envelope's bytes already hold
@@ -8,7 +8,8 @@ that row as JsonConverter writes it, so the compiled path cuts it out of them an
 schema's bytes, computed once per envelope schema by the interpreted transform itself
 (`ExtractNewRecordState._plan`, the codec's schema text); the topic goes through the routers once per topic.
 Per record that is two `startswith`, one `rfind` and one concatenation, instead of a parse of the payload,
-the chain on dicts and a serialization.
+the chain on dicts and a serialization; add.fields parse the envelope's tail after the row (source,
+transaction, op, timestamps: a few hundred bytes) and serialize the added values.
 
 Everything else takes the interpreted chain, record by record: tombstones, deletes and truncates (their
 after is null), heartbeats, transaction metadata, logical messages (their schema is no Envelope), a record
@@ -22,10 +23,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from orjson import loads
+
+from pgcdc.envelope.connect import dumps
 from pgcdc.sink import Headers, Sink
 from pgcdc.transforms import Record, Schema
+from pgcdc.transforms import schema as S
 from pgcdc.transforms.codec import Codec
-from pgcdc.transforms.unwrap import ExtractNewRecordState
+from pgcdc.transforms.unwrap import ExtractNewRecordState, FieldRef
 
 if TYPE_CHECKING:
     from pgcdc.transforms.chain import Chain
@@ -36,7 +41,7 @@ _NO_BEFORE = b'{"before":null,"after":'
 _BEFORE_ROW = b'{"before":{'
 _AFTER = b',"after":'
 _SOURCE = b',"source":'
-_DELETED = b',"__deleted":"false"}'
+_DELETED = b',"__deleted":"false"'
 _KEY_HEADERS = frozenset({"__debezium.newkey", "__debezium.oldkey"})
 _ENVELOPE = ("before", "after", "source")
 _PER_TOPIC = 8  # table versions remembered per topic (a schema change adds one)
@@ -60,12 +65,15 @@ def _keys(schema: Schema, out: set[str]) -> bool:
 
 
 class _Plan:
-    """One envelope schema's compiled output: the bytes around the cut-out row."""
+    """One envelope schema's compiled output: the bytes around the cut-out row, and the add.fields to append
+    (read from the envelope's tail: source, transaction, op and timestamps)."""
 
-    __slots__ = ("before_row", "prefix", "suffix", "trim")
+    __slots__ = ("before_row", "envelope", "middle", "prefix", "refs", "suffix", "trim")
 
-    def __init__(self, prefix: bytes, suffix: bytes, trim: int, before_row: bool) -> None:
-        self.prefix, self.suffix, self.trim, self.before_row = prefix, suffix, trim, before_row
+    def __init__(self, prefix: bytes, middle: bytes, suffix: bytes, trim: int, before_row: bool,
+                 envelope: Schema, refs: list[FieldRef]) -> None:
+        self.prefix, self.middle, self.suffix, self.trim = prefix, middle, suffix, trim
+        self.before_row, self.envelope, self.refs = before_row, envelope, refs
 
 
 def _plan(unwrap: ExtractNewRecordState, codec: Codec, vs: Schema | None, value_schemas: bool) -> _Plan | None:
@@ -76,7 +84,11 @@ def _plan(unwrap: ExtractNewRecordState, codec: Codec, vs: Schema | None, value_
         _, valid, out, refs = unwrap._plan(vs)
     except ValueError:  # a row with its own __deleted field: the interpreted chain reports it
         return None
-    if not valid or out is None or refs:
+    if not valid or out is None:
+        return None
+    # add.fields read from the tail only (never before/after), and hold no doubles the codec would rewrite.
+    if any(r.field in ("before", "after") or r.struct not in (None, "source", "transaction") for r in refs) or any(
+            f.get("type") in ("float", "double") for f in S.fields(out)[len(S.fields(out)) - len(refs):]):
         return None
     fields = vs["fields"]
     # The row ends where `,"source":` starts, found from the end: nothing after it may hold that text as a key.
@@ -86,16 +98,17 @@ def _plan(unwrap: ExtractNewRecordState, codec: Codec, vs: Schema | None, value_
     after = fields[1]
     if after.get("type") != "struct":
         return None
-    # The rewrite modes append `__deleted` inside the row's braces: an empty row has none to open.
-    trim = 1 if unwrap.rewrite else 0
+    # The rewrite modes and add.fields append inside the row's braces: an empty row has none to open.
+    trim = 1 if unwrap.rewrite or refs else 0
     if trim and not after.get("fields"):
         return None
     # A `before` row ends where `,"after":` first occurs only if no key inside it can be "after".
     inside: set[str] = set()
     before_row = _keys(fields[0], inside) and "after" not in inside
     prefix = b'{"schema":' + codec.schema_json(out) + _MARK if value_schemas else b""
-    suffix = (_DELETED if trim else b"") + (b"}" if value_schemas else b"")
-    return _Plan(prefix, suffix, trim, before_row)
+    middle = _DELETED if unwrap.rewrite else b""  # {…row, "__deleted", …add.fields} (unwrap._plan's order)
+    suffix = (b"}" if trim else b"") + (b"}" if value_schemas else b"")
+    return _Plan(prefix, middle, suffix, trim, before_row, vs, refs)
 
 
 def _route(steps: list[Callable[[Record], Record | None]], topic: str) -> str | None:
@@ -119,7 +132,7 @@ def compile_chain(chain: Chain, inner: Sink, codec: Codec, key_schemas: bool, va
             or any(s.predicate is not None for s in chain.steps):
         return None
     unwrap = unwraps[0]
-    if unwrap.headers or unwrap.fields or unwrap.route is not None or unwrap.drop_header is not None \
+    if unwrap.headers or unwrap.route is not None or unwrap.drop_header is not None \
             or not unwrap.replace_null:
         return None
     # topic -> (new topic or None, [(schema bytes up to the payload, plan or None)]); None: not compiled
@@ -180,8 +193,12 @@ def compile_chain(chain: Chain, inner: Sink, codec: Codec, key_schemas: bool, va
                     return False
                 key = key[k + len(_MARK):-1]
         assert known is not None and known[0] is not None
-        send(known[0], key, plan.prefix + value[a:end - plan.trim] + plan.suffix, list(headers) if headers else [],
-             partition)
+        row = value[a:end - plan.trim] + plan.middle
+        if plan.refs:
+            # The tail alone is parsed: `{` + `"source":{…},…,"ts_ns":…}` (the payload's end, not the wrapper's).
+            tail = loads(b"{" + value[end + 1:-1])
+            row += b"," + dumps({ref.new: ref.value(plan.envelope, tail) for ref in plan.refs})[1:-1]
+        send(known[0], key, plan.prefix + row + plan.suffix, list(headers) if headers else [], partition)
         return True
 
     return fast
