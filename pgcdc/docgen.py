@@ -216,6 +216,14 @@ def _transforms_section() -> list[str]:
             "input is not supported yet (the record fails with a line saying so), and `format` supports "
             "SimpleDateFormat's letters y, M, d, H, h, k, K, m, s, S, E, a, D, u, w, z, Z, X in UTC. HeaderFrom "
             "and HeaderToValue fail a tombstone as Kafka Connect and Debezium do: filter tombstones first.", "",
+            "Speed: a chain of one ExtractNewRecordState and any number of RegexRouters, without predicates, "
+            "`add.headers`, `route.by.field`, `drop.fields.header.name`, `replace.null.with.default=false` or "
+            "`add.fields` that read `before`/`after`, is compiled per topic and table version: inserts, updates "
+            "and snapshot reads are written from the envelope's bytes without decoding them "
+            "(`pgcdc/transforms/compiled.py`, the same bytes: tests/unit/test_transforms_compiled.py). Other "
+            "chains, and the other records of these (deletes, tombstones, truncates, heartbeats, transaction "
+            "metadata, messages), go through the transforms record by record, several times slower per record "
+            "(benchmarks/README.md).", "",
             ("Refused as not supported yet: " + ", ".join(f"`{n}`" for n in NOT_YET) + ". " if NOT_YET else
              "") +
             "Scripting transforms (" + ", ".join(f"`{n}`" for n in SCRIPTING) + ") are refused, naming "
