@@ -222,7 +222,6 @@ def test_partition_routing_through_a_null_struct_fails_the_record() -> None:
 @pytest.mark.parametrize(("option", "value", "message"), [
     ("partition.topic.num", "0", "expected a positive integer"),
     ("partition.payload.fields", "after.id,,source.table", "an empty element"),
-    ("partition.hash.function", "murmur", "murmur is not supported by pgcdc yet"),
 ])
 def test_partition_routing_bad_option_is_one_line(option: str, value: str, message: str) -> None:
     with pytest.raises(ConfigError, match=rf"^transforms\.p\.{re.escape(option)}: {message}"):
