@@ -7,22 +7,22 @@ BigDecimal.toString for Connect's Decimal). A cast field's schema is the bare ta
 optionality (its logical name, e.g. io.debezium.time.MicroTimestamp, is dropped). Casting bytes (Java prints a
 byte array's identity) or a struct fails the record. A float32 is Java's float: a float32 input is the float's
 exact value (widened to float64 as Java widens it, printed with Float.toString as a string), and a float32 output
-is rounded to a float and carried as the double its Float.toString text reads as, which the codec writes back as
-that same text. Output schemas are built once per input schema.
+is rounded to a float and carried as the double its Float.toString text (java_float.py) reads as, which the codec
+writes back as that same text. Output schemas are built once per input schema.
 """
 
 from __future__ import annotations
 
 import base64
-import struct
 from collections.abc import Callable, Mapping
-from decimal import Decimal, localcontext
+from decimal import Decimal
 from typing import Any
 
 from pgcdc.errors import ConfigError
 from pgcdc.pgtypes.numbers import java_double_text
 from pgcdc.transforms import Record, Schema, Transform
 from pgcdc.transforms import schema as S
+from pgcdc.transforms.java_float import float32_text, to_float32
 
 TARGETS = ("int8", "int16", "int32", "int64", "float32", "float64", "boolean", "string")
 _JSON_TYPE = {"float32": "float", "float64": "double"}
@@ -41,71 +41,8 @@ def _long_of_double(d: float) -> int:
     return max(-(1 << 63), min((1 << 63) - 1, int(d)))
 
 
-_F32 = struct.Struct("<f")
-_BITS32 = struct.Struct("<I")
-
-
 class _Float32(float):
     """A float32 input's exact value, marked so a cast to string prints it as Java's Float.toString."""
-
-
-def to_float32(v: float) -> float:
-    """Java's (float) of a double: round to the nearest float (beyond its range, an infinity)."""
-    try:
-        return float(_F32.unpack(_F32.pack(v))[0])
-    except OverflowError:
-        return v * float("inf")
-
-
-def _neighbour(f: float, step: int) -> Decimal:
-    bits = _BITS32.unpack(_F32.pack(f))[0]
-    if f == 0:
-        bits = 0 if step > 0 else 0x80000000  # from ±0 to the smallest subnormal of either sign
-        step = 1
-    elif f < 0:
-        step = -step  # the bits of a negative float count away from zero
-    if bits + step in (0x7F800000, 0xFF800000):  # past the largest float: one more ulp, not infinity
-        return 2 * Decimal(f) - _neighbour(f, -step if f > 0 else step)
-    return Decimal(_F32.unpack(_BITS32.pack(bits + step))[0])
-
-
-# FloatingDecimal.insignificantDigitsNumber: the decimal digits an integer float's low zero bits make up.
-_INSIGNIFICANT = (0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 8, 8, 8, 9, 9, 9,
-                  9, 10, 10, 10, 11, 11, 11, 12, 12, 12, 12, 13, 13, 13, 14, 14, 14, 15, 15, 15, 15, 16, 16, 16, 17,
-                  17, 17, 18, 18, 18, 19)
-
-
-def float32_text(f: float) -> str:
-    """Float.toString of a float's value as JDK 17's FloatingDecimal writes it. An integer below 2^63 takes its
-    long path: the digits of the integer, the last `insignificant` of them (by the binary exponent past the 24
-    significant bits) rounded off half up, so 9.0E9 as a float (8999999488) is 8.9999995E9, not the shorter
-    8.999999E9. Any other value: the fewest digits, rounded from the value, strictly inside its rounding
-    interval."""
-    if f != f or f in (float("inf"), float("-inf")):
-        return "NaN" if f != f else "Infinity" if f > 0 else "-Infinity"
-    if f == 0:
-        return "-0.0" if str(f).startswith("-") else "0.0"
-    if f == int(f) and abs(f) < 2.0 ** 63:
-        n = int(abs(f))
-        bin_exp = n.bit_length() - 1
-        p2 = bin_exp - 25
-        drop = _INSIGNIFICANT[p2] if 1 < p2 < len(_INSIGNIFICANT) else 0
-        if drop:
-            n, residue = divmod(n, 10 ** drop)
-            n += residue >= 10 ** drop // 2
-        return java_double_text(f"{'-' if f < 0 else ''}{n}e{drop}")
-    with localcontext() as ctx:
-        ctx.prec = 200  # a float's exact decimal value and the midpoints have at most ~150 digits
-        exact = Decimal(f)
-        low = (exact + _neighbour(f, -1)) / 2
-        high = (exact + _neighbour(f, 1)) / 2
-        if low > high:
-            low, high = high, low
-        for digits in range(1, 10):
-            text = f"{f:.{digits - 1}e}"
-            if low < Decimal(text) < high:
-                return java_double_text(text)
-    return java_double_text(repr(f))
 
 
 def _reader(schema: Schema) -> Callable[[Any], Any]:
