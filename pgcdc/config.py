@@ -232,11 +232,6 @@ class ConnectorConfig(SourceFields):
         problems = []
         if self.sink_type == "kafka" and not self.bootstrap_servers:
             problems.append("bootstrap.servers (or kafka.bootstrap.servers) is required when sink.type=kafka")
-        for side in ("key", "value"):
-            spec = self.converter_specs.get(side)
-            if self.sink_type == "embedded" and spec is not None and spec.cls != JSON_CONVERTER:
-                problems.append(f"{side}.converter: the embedded engine hands records over in JsonConverter's "
-                                f"form; {spec.cls} is for Kafka and file sinks")
         if self.offset_storage == "kafka" and not self.bootstrap_servers:
             problems.append("offset.storage=kafka needs bootstrap.servers; or set offset.storage to file/memory")
         missing = [t for t in self.snapshot_select_statement_overrides if t not in self.snapshot_select_statements]
