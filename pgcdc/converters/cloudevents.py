@@ -85,7 +85,8 @@ class CloudEventsConverter:
             # The converter configures its AvroConverter with the `avro.*` options, always as a value converter.
             inner = tuple((k[5:], v) for k, v in spec.options if k.startswith("avro."))
             self.avro = AvroConverter(ConverterSpec("value", AVRO, inner), stopping)
-            self.urls = ",".join(u.strip() for u in spec.get("avro.schema.registry.url").split(","))
+            # Configuration.getStrings splits the list without trimming; `dataschema` joins it again with ","
+            self.urls = ",".join(u for u in spec.get("avro.schema.registry.url").split(",") if u.strip())
 
     def prepare(self, schema: dict[str, Any] | None) -> Any:
         # Envelope.isEnvelopeSchema: the schema name ends with `.Envelope`; anything else is not an event.

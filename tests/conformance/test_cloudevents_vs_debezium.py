@@ -54,28 +54,24 @@ def _lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().split("\n")[:-1] if line.strip()]
 
 
-class InputTee:
-    """Writes each record pgcdc's converter gets (the envelope's JSON) to a file, then hands it on."""
+class InputTee(ConvertingSink):
+    """A ConvertingSink (the runner adds none around it) that also writes each record it gets, the envelope's
+    JSON, to a file."""
 
-    def __init__(self, sink: Any, path: Path) -> None:
-        self.sink, self.out = sink, open(path, "w")
+    def __init__(self, sink: Any, key: Any, value: Any, path: Path) -> None:
+        super().__init__(sink, key, value)
+        object.__setattr__(self, "out", open(path, "w"))
 
     def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Any = None,
              partition: int | None = None) -> None:
         self.out.write(json.dumps({"topic": topic, "key": key and key.decode(), "value": value and value.decode()})
                        + "\n")
         self.out.flush()
-        self.sink.send(topic, key, value, headers, partition)
-
-    def flush(self) -> None:
-        self.sink.flush()
+        super().send(topic, key, value, headers, partition)
 
     def close(self) -> None:
         self.out.close()
-        self.sink.close()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.sink, name)
+        super().close()
 
 
 def _changes(path: Path) -> int:
@@ -105,9 +101,8 @@ def run_both_ce(pg: PostgresCluster, dbname: str, tmp_path: Path, setup: str, pr
         for conv in (key_conv, value_conv):  # the registry named in `dataschema`, served by the mock client
             if getattr(conv, "avro", None) is not None:
                 conv.avro.client = registry  # type: ignore[union-attr]
-        sink: Any = ConvertingSink(RawSink(ours_path), key_conv, value_conv)
-        if record:
-            sink = InputTee(sink, tmp_path / "input.jsonl")
+        sink = (InputTee(RawSink(ours_path), key_conv, value_conv, tmp_path / "input.jsonl") if record
+                else ConvertingSink(RawSink(ours_path), key_conv, value_conv))
         with Running(config, sink=sink):
             for stmt in workload:
                 pg.execute(stmt, dbname)
