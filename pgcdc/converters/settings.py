@@ -88,11 +88,6 @@ def _metadata_source(v: str) -> str:
         if name not in ("id", "type", "traceparent", "dataSchemaName"):
             raise ValueError(f"field {name!r} is not allowed to set a custom source")
         sources.append(source.strip().lower())
-    # A source read from the record's headers (the converter's header mode) is not written yet; `traceparent`
-    # and `dataSchemaName` only read a header when their own switches are on, which are refused themselves.
-    header_fields = [i.partition(":")[0] for i in items[1:] if i.partition(":")[2].strip().lower() == "header"]
-    if sources[0] == "header" or any(f in ("id", "type") for f in header_fields):
-        raise ValueError("metadata read from headers is not supported yet")
     return v
 
 
@@ -169,9 +164,10 @@ MEANING: dict[str, str] = {
                                "`<topic.prefix>.<database>.CloudEvents.Envelope`)",
     "schema.name.adjustment.mode": "CloudEvents: adjustment of the event's schema name: `avro` (default), "
                                    "`avro_unicode`, `none`",
-    "metadata.source": "CloudEvents: `value` (default `value,id:generate,type:generate,traceparent:header,"
-                       "dataSchemaName:generate`); metadata from headers (`header`, `id:header`, `type:header`) "
-                       "is not supported yet",
+    "metadata.source": "CloudEvents: where `source`, `op`, `transaction` come from, `value` (default "
+                       "`value,id:generate,type:generate,traceparent:header,dataSchemaName:generate`) or `header` "
+                       "(headers the header converter wrote, e.g. by HeaderFrom: then `data` is the whole value); "
+                       "`id:header`, `type:header` read those attributes from headers",
     "opentelemetry.tracing.attributes.enable": "CloudEvents: only `false` (Debezium reads `traceparent` from a "
                                                "header its tracing SMT writes)",
     "schema.data.name.source.header.enable": "CloudEvents: only `false`",

@@ -150,16 +150,23 @@ def test_cloudevents_record_kinds_match_debezium(pg: PostgresCluster, dbname: st
     assert_same_ce(f"kinds {fmt}", ours, theirs, FORMATS[fmt])
 
 
-OPTIONS = {"no_extensions": {"extension.attributes.enable": "false"},
-           "named": {"schema.cloudevents.name": "my.Events", "serializer.type": "avro", "data.serializer.type": "avro",
-                     "avro.schema.registry.url": f"{URL}, {URL}2", "extension.attributes.enable": "false"}}
+AVRO_AVRO = FORMATS["avro_avro"]
+# (converter options, connector properties): the event's schema name given, or adjusted from an odd topic.prefix
+OPTIONS: dict[str, tuple[dict[str, str], dict[str, str]]] = {
+    "no_extensions": ({"extension.attributes.enable": "false"}, {}),
+    "named": ({**AVRO_AVRO, "schema.cloudevents.name": "my.Events", "avro.schema.registry.url": f"{URL}, {URL}2",
+               "extension.attributes.enable": "false"}, {}),
+    "adjusted_unicode": ({**AVRO_AVRO, "schema.name.adjustment.mode": "avro_unicode"},
+                         {"topic.prefix": "1-srv", "schema.name.adjustment.mode": "avro"}),
+}
 
 
 @pytest.mark.parametrize("name", sorted(OPTIONS))
 def test_cloudevents_options_match_debezium(pg: PostgresCluster, dbname: str, tmp_path: Path, name: str) -> None:
     setup, props, workload = SCENARIOS["txmeta"]
-    options = OPTIONS[name]
-    ours, theirs = run_both_ce(pg, dbname, tmp_path, setup, props, workload, options, label=f"options_{name}")
+    options, extra = OPTIONS[name]
+    ours, theirs = run_both_ce(pg, dbname, tmp_path, setup, {**props, **extra}, workload, options,
+                               label=f"options_{name}")
     assert_same_ce("options", ours, theirs, options)
 
 
@@ -176,3 +183,26 @@ def test_cloudevents_zoo_matches_debezium(pg: PostgresCluster, dbname: str, tmp_
         ours, theirs = run_both_ce(pg, dbname, tmp_path, ZOO_SETUP, ZOO_MODES[mode], ZOO_ROWS, FORMATS[fmt],
                                    label=f"zoo_{fmt}_{mode}_{phase}")
     assert_same_ce(f"zoo {fmt} {mode} {phase}", ours, theirs, FORMATS[fmt], snapshot=phase == "snapshot")
+
+
+# metadata.source=header: HeaderFrom copies `source`, `op` and `transaction` into headers (JsonConverter's, with
+# schemas), ExtractNewRecordState flattens the value, InsertHeader sets `type` (`type:header`).
+HEADER_PROPS = {
+    "transforms": "meta,unwrap,kind", "transforms.meta.type": "org.apache.kafka.connect.transforms.HeaderFrom$Value",
+    "transforms.meta.fields": "source,op,transaction", "transforms.meta.headers": "source,op,transaction",
+    "transforms.meta.operation": "copy", "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState",
+    "transforms.kind.type": "org.apache.kafka.connect.transforms.InsertHeader", "transforms.kind.header": "type",
+    "transforms.kind.value.literal": "my.Type", "tombstones.on.delete": "false",
+}
+HEADER_SETUP = "CREATE TABLE h (id int PRIMARY KEY, v text, f float8, n numeric(5,2))"
+HEADER_WORKLOAD = ["INSERT INTO h VALUES (1, 'a', 1.5, 2.25), (2, NULL, 1e20, NULL)", "UPDATE h SET v = 'b'",
+                   "DELETE FROM h WHERE id = 2", "BEGIN; INSERT INTO h VALUES (3, 'c', -0.5, 1); COMMIT"]
+
+
+@pytest.mark.parametrize("fmt", ["json_json", "avro_avro"])
+def test_cloudevents_metadata_from_headers_matches_debezium(pg: PostgresCluster, dbname: str, tmp_path: Path,
+                                                            fmt: str) -> None:
+    options = {**FORMATS[fmt], "metadata.source": "header,id:generate,type:header"}
+    ours, theirs = run_both_ce(pg, dbname, tmp_path, HEADER_SETUP, HEADER_PROPS, HEADER_WORKLOAD, options,
+                               label=f"headers_{fmt}")
+    assert_same_ce(f"headers {fmt}", ours, theirs, options)

@@ -14,7 +14,7 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from pgcdc.config import build_config
 from pgcdc.converters.cloudevents import event_time, extension_name
 from pgcdc.converters.sink import ConvertingSink, make_converters
-from pgcdc.errors import ConfigError
+from pgcdc.errors import ConfigError, ConversionError
 from tests.conformance.cloudevents_compare import OurRegistry, ce_differences
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "cloudevents"
@@ -114,8 +114,7 @@ def test_extension_names() -> None:
     ({"value.converter.json.nope": "1"}, "value.converter.json.nope: unknown option 'json.nope'"),
     ({"value.converter.avro.apicurio.registry.url": "http://r"},
      "value.converter.avro.apicurio.registry.url: is not supported yet"),
-    ({"value.converter.metadata.source": "header"},
-     "value.converter.metadata.source: metadata read from headers is not supported yet"),
+    ({"value.converter.metadata.source": "headers"}, "global metadata source can't be 'headers'"),
     ({"value.converter.metadata.source": "value,id:nowhere"}, "field source 'nowhere' of 'id' is not valid"),
     ({"value.converter.metadata.source": "value,op:generate"}, "field 'op' is not allowed to set a custom source"),
     ({"value.converter.opentelemetry.tracing.attributes.enable": "true"},
@@ -125,3 +124,19 @@ def test_bad_cloudevents_settings_are_one_line(props: dict[str, str], message: s
     with pytest.raises(ConfigError) as err:
         build_config({**BASE, "value.converter": CE, **props})
     assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_missing_metadata_header_stops_with_one_line() -> None:
+    """metadata.source=header with the id read from headers too (Debezium: `Header `id` was not provided`)."""
+    config = build_config({**BASE, "value.converter": CE, "value.converter.metadata.source": "header"})
+    _, value = make_converters(config, lambda: False)
+    record = next(json.loads(line) for line in (DATA / "kinds_json_json.input.jsonl").read_text().splitlines()
+                  if json.loads(line)["topic"] == "dbserver1.public.items")
+    payload = json.loads(record["value"])["payload"]
+    headers = [(name, json.dumps({"schema": None, "payload": payload[name]}).encode()) for name in ("source", "op")]
+    sink = ConvertingSink(ListSink(), None, value)
+    with pytest.raises(ConversionError) as err:
+        sink.send(record["topic"], None, record["value"].encode(), headers)
+    assert "header `id` was not provided" in str(err.value) and "\n" not in str(err.value)
+    sink.send(record["topic"], None, record["value"].encode(), headers[:1])  # no `op` header: not an event
+    assert sink.sink.records[-1]["value"] is None  # type: ignore[attr-defined]
