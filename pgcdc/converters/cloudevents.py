@@ -94,8 +94,8 @@ def source_fields(fields: list[dict[str, Any]], side: str) -> list[tuple[str, st
                  _field(extension_name(f["field"]), _EXTENSION_TYPE[f["type"]], bool(f.get("optional"))))
                 for f in fields]
     except KeyError as exc:
-        raise ConversionError(f"{side}.converter: a source field of type {exc} cannot be a CloudEvents extension "
-                        "attribute") from None
+        raise ConversionError(f"{side}.converter: a source field of type {exc} cannot be a CloudEvents "
+                              "extension attribute") from None
 
 
 def _field(name: str, connect_type: str, optional: bool) -> dict[str, Any]:
@@ -130,12 +130,19 @@ class CloudEventsConverter:
             return _null
         if self.metadata == "header":  # an event wherever the headers hold `source` and `op`
             if schema.get("type") != "struct":
-                raise ConversionError(f"{self.side}.converter: CloudEventsConverter: mismatching schema (not a struct)")
+                return self._not_a_struct
             return PreparedEvents(self, schema)
         # Envelope.isEnvelopeSchema: the schema name ends with `.Envelope`; anything else is not an event.
         if schema.get("type") != "struct" or not str(schema.get("name")).endswith(".Envelope"):
             return _null
         return PreparedEvents(self, schema)
+
+    def _not_a_struct(self, topic: str, value: Any, headers: Any = None) -> bytes | None:
+        h = dict(headers or ())
+        if value is None or "source" not in h or "op" not in h:  # not an event: checked first, as Debezium does
+            return None
+        raise ConversionError(f"{self.side}.converter: topic {topic}: CloudEventsConverter: mismatching schema "
+                              "(not a struct)")
 
     def close(self) -> None:
         if self.avro is not None:

@@ -64,8 +64,8 @@ class InputTee(ConvertingSink):
 
     def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Any = None,
              partition: int | None = None) -> None:
-        self.out.write(json.dumps({"topic": topic, "key": key and key.decode(), "value": value and value.decode()})
-                       + "\n")
+        self.out.write(json.dumps({"topic": topic, "key": key and key.decode(), "value": value and value.decode(),
+                                   "headers": [[k, v.decode()] for k, v in headers or ()]}) + "\n")
         self.out.flush()
         super().send(topic, key, value, headers, partition)
 

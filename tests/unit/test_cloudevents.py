@@ -63,7 +63,8 @@ def test_recorded_cloudevents_match_debezium(label: str) -> None:
     sink = ConvertingSink(out, key, value)
     for line in (DATA / f"{label}.input.jsonl").read_text().splitlines():
         rec = json.loads(line)
-        sink.send(rec["topic"], rec["key"] and rec["key"].encode(), rec["value"] and rec["value"].encode())
+        headers = [(k, v.encode()) for k, v in rec.get("headers", ())]
+        sink.send(rec["topic"], rec["key"] and rec["key"].encode(), rec["value"] and rec["value"].encode(), headers)
     theirs, schemas = [], {}
     for line in (DATA / f"{label}.debezium.jsonl").read_text().splitlines():
         rec = json.loads(line)
