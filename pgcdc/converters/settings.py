@@ -21,6 +21,7 @@ SIMPLE_HEADER = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
 STRING = "org.apache.kafka.connect.storage.StringConverter"
 BYTE_ARRAY = "org.apache.kafka.connect.converters.ByteArrayConverter"
 AVRO = "io.confluent.connect.avro.AvroConverter"
+CLOUDEVENTS = "io.debezium.converters.CloudEventsConverter"
 SIDES = ("key", "value", "header")
 ENGINE_PREFIX = "converter."
 PREFIXES = (*(f"{side}.converter." for side in SIDES), ENGINE_PREFIX)
@@ -33,7 +34,6 @@ NOT_YET = frozenset({
     "io.apicurio.registry.utils.converter.ExtJsonConverter",
     "io.apicurio.registry.utils.converter.JsonConverter",
     "io.apicurio.registry.utils.converter.ProtobufConverter",
-    "io.debezium.converters.CloudEventsConverter",
     "io.debezium.converters.BinaryDataConverter",
     "io.debezium.converters.ByteArrayConverter",
     "org.apache.kafka.connect.converters.DoubleConverter",
@@ -73,6 +73,22 @@ def _only(*allowed: str) -> Check:
 
 def _not_yet(v: str) -> Any:
     raise ValueError("is not supported yet")
+
+
+def _metadata_source(v: str) -> str:
+    """CloudEventsConverterConfig.metadataSource: `value` or `header`, then `<field>:<header|generate>` items."""
+    items = [i.strip() for i in v.split(",")]
+    if items[0].lower() not in ("value", "header"):
+        raise ValueError(f"global metadata source can't be {items[0]!r} (value or header)")
+    sources = [items[0].lower()]
+    for item in items[1:]:
+        name, _, source = item.partition(":")
+        if source.strip().lower() not in ("header", "generate"):
+            raise ValueError(f"field source {source!r} of {name!r} is not valid (header or generate)")
+        if name not in ("id", "type", "traceparent", "dataSchemaName"):
+            raise ValueError(f"field {name!r} is not allowed to set a custom source")
+        sources.append(source.strip().lower())
+    return v
 
 
 def _strategy(v: str) -> str:
@@ -117,7 +133,15 @@ OPTIONS: dict[str, dict[str, Check]] = {
            "enhanced.avro.schema.support": _only("false"), "normalize.schemas": _only("false"),
            "scrub.invalid.names": _only("false"), "avro.remove.java.properties": _only("false"),
            "schemas.enable": _any},  # JsonConverter's, handed to every converter by `converter.*`
+    CLOUDEVENTS: {**_COMMON, "serializer.type": _only("json", "avro"), "data.serializer.type": _only("json", "avro"),
+                  "extension.attributes.enable": _bool, "schema.cloudevents.name": _any,
+                  "schema.name.adjustment.mode": _only("none", "avro", "avro_unicode"),
+                  "metadata.source": _metadata_source, "opentelemetry.tracing.attributes.enable": _only("false"),
+                  "schema.data.name.source.header.enable": _only("false"), "schemas.enable": _any,
+                  "json.*": _not_yet, "avro.*": _not_yet},  # documentation rows: the sub-options are below
 }
+# A converter's options handed to the converters it holds (CloudEventsConverter's `json.*` and `avro.*`).
+SUB_OPTIONS: dict[str, tuple[tuple[str, str], ...]] = {CLOUDEVENTS: (("json.", JSON), ("avro.", AVRO))}
 # What each option does in pgcdc, for docs/configuration.md (pgcdc/docgen.py).
 MEANING: dict[str, str] = {
     "converter.type": "set by a Connect worker; no effect",
@@ -167,9 +191,37 @@ MEANING: dict[str, str] = {
     "normalize.schemas": "only `false`, the default",
     "scrub.invalid.names": "only `false`, the default",
     "avro.remove.java.properties": "only `false`, the default",
+    "serializer.type": "CloudEvents: `json` (default) or `avro` (the event through the `avro.*` AvroConverter)",
+    "data.serializer.type": "CloudEvents: the `data` attribute in `json` (default) or `avro` (Confluent wire "
+                            "bytes, registered under `<topic>-data` with avro/avro, `<topic>` with json/avro)",
+    "extension.attributes.enable": "CloudEvents: the `iodebezium*` attributes (op, each source field, the "
+                                   "transaction) (default true)",
+    "schema.cloudevents.name": "CloudEvents: the Avro event's schema name (default "
+                               "`<topic.prefix>.<database>.CloudEvents.Envelope`)",
+    "schema.name.adjustment.mode": "CloudEvents: adjustment of the event's schema name: `avro` (default), "
+                                   "`avro_unicode`, `none`",
+    "metadata.source": "CloudEvents: where `source`, `op`, `transaction` come from, `value` (default "
+                       "`value,id:generate,type:generate,traceparent:header,dataSchemaName:generate`) or `header` "
+                       "(headers the header converter wrote, e.g. by HeaderFrom: then `data` is the whole value); "
+                       "`id:header`, `type:header` read those attributes from headers",
+    "opentelemetry.tracing.attributes.enable": "CloudEvents: only `false` (Debezium reads `traceparent` from a "
+                                               "header its tracing SMT writes)",
+    "schema.data.name.source.header.enable": "CloudEvents: only `false`",
+    "json.*": "CloudEvents: JsonConverter's options for the event and its `data` (`json.schemas.enable`: "
+              "`data` as `{schema, payload}`, default true; `json.replace.null.with.default`, …)",
+    "avro.*": "CloudEvents: AvroConverter's options (`avro.schema.registry.url`, required with Avro, also "
+              "written in `dataschema`; auth, subject strategies, …); `avro.apicurio.registry.url` is not "
+              "supported yet",
 }
-_SIDE_CLASSES = {"key": (JSON, STRING, BYTE_ARRAY, AVRO), "value": (JSON, STRING, BYTE_ARRAY, AVRO),
-                 "header": (JSON, SIMPLE_HEADER)}
+_SIDE_CLASSES = {"key": (JSON, STRING, BYTE_ARRAY, AVRO, CLOUDEVENTS),
+                 "value": (JSON, STRING, BYTE_ARRAY, AVRO, CLOUDEVENTS), "header": (JSON, SIMPLE_HEADER)}
+
+
+def _knows(cls: str, name: str) -> bool:
+    """Whether `cls` has the option `name`, itself or through a converter it holds (`json.schemas.enable`)."""
+    if name in OPTIONS[cls] and not name.endswith("*"):
+        return True
+    return any(name.startswith(sub) and name[len(sub):] in OPTIONS[inner] for sub, inner in SUB_OPTIONS.get(cls, ()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,10 +274,16 @@ def converter_specs(classes: Mapping[str, str], props: Mapping[str, str]) -> dic
         known = OPTIONS[cls]
         prefix = prop + "."
         raw = {k[len(prefix):]: (k, v) for k, v in props.items() if k.startswith(prefix)}
-        raw.update({k: kv for k, kv in engine.items() if k in known})
+        raw.update({k: kv for k, kv in engine.items() if _knows(cls, k)})
         options = []
         for name, (full, value) in sorted(raw.items()):
-            check = known.get(name)
+            check = known.get(name) if not name.endswith("*") else None
+            for sub, inner in SUB_OPTIONS.get(cls, ()):
+                if check is None and name.startswith(sub):
+                    check = OPTIONS[inner].get(name[len(sub):])
+                    if inner == AVRO and (name[len(sub):].startswith(_REGISTRY_NOT_YET)
+                                          or name == "avro.apicurio.registry.url"):
+                        raise ConfigError(f"{full}: is not supported yet by {cls}")
             if check is None:
                 if name.startswith(_REGISTRY_NOT_YET) and cls == AVRO:
                     raise ConfigError(f"{full}: is not supported yet by {cls}")
@@ -237,8 +295,20 @@ def converter_specs(classes: Mapping[str, str], props: Mapping[str, str]) -> dic
         spec = ConverterSpec(side, cls, tuple(options))
         if cls == AVRO and not spec.get("schema.registry.url"):
             raise ConfigError(f"{prefix}schema.registry.url: required by {cls}")
+        if cls == CLOUDEVENTS:
+            _check_cloudevents(spec, prefix)
         specs[side] = spec
     for name, (full, _) in engine.items():
-        if not any(name in OPTIONS[s.cls] for s in specs.values()):
+        if not any(_knows(s.cls, name) for s in specs.values()):
             raise ConfigError(f"{full}: unknown option {name!r} of the configured converters")
     return specs
+
+
+def _check_cloudevents(spec: ConverterSpec, prefix: str) -> None:
+    """CloudEventsConverter.configure's refusals, before anything starts."""
+    avro_events = spec.get("serializer.type", "json") == "avro"
+    if avro_events and spec.get("data.serializer.type", "json") == "json":
+        raise ConfigError(f"{prefix}data.serializer.type: cannot use 'application/json' data content type within "
+                          "Avro events (serializer.type=avro)")
+    if (avro_events or spec.get("data.serializer.type") == "avro") and not spec.get("avro.schema.registry.url"):
+        raise ConfigError(f"{prefix}avro.schema.registry.url: required by {spec.cls} with Avro")

