@@ -1,0 +1,59 @@
+"""Confluent's ProtobufConverter: Confluent wire format (magic byte 0, 4-byte schema id, the message-index array,
+the Protobuf message), the schema registered in a Schema Registry through confluent-kafka's client
+(registry.py), the message built and encoded by the protobuf runtime from a descriptor made at run time
+(protobuf_schema.py).
+
+Each schema version is compiled once (text, descriptor, fill function) and registered once per subject in this
+process. The record's message is always the schema's first and only top-level message, whose index array is
+Confluent's one-byte shortcut `0`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from confluent_kafka.serialization import SerializationContext
+
+from pgcdc.converters.protobuf_schema import ProtobufForm, protobuf_form
+from pgcdc.converters.registry import HEADER, RegistryConverter
+from pgcdc.errors import SinkError
+
+FIRST_MESSAGE = b"\x00"  # MessageIndexes [0], written as the single zigzag varint 0
+
+
+class ProtobufConverter(RegistryConverter):
+    schema_type = "PROTOBUF"
+
+    def prepare(self, schema: dict[str, Any] | None) -> PreparedProtobuf:
+        if schema is None:
+            raise SinkError(f"{self.side}.converter: io.confluent.connect.protobuf.ProtobufConverter needs the "
+                            "record's schema")
+        return PreparedProtobuf(self, protobuf_form(schema))
+
+
+class PreparedProtobuf:
+    """One Connect schema's Protobuf form, and per topic the wire header (schema id and message index)."""
+
+    __slots__ = ("conv", "form", "headers")
+
+    def __init__(self, conv: ProtobufConverter, form: ProtobufForm) -> None:
+        self.conv = conv
+        self.form = form
+        self.headers: dict[str, bytes] = {}
+
+    def _header(self, topic: str) -> bytes:
+        conv = self.conv
+        subject = conv.strategy(SerializationContext(topic, conv.field), self.form.full_name)
+        if subject is None:
+            raise SinkError(f"{conv.side}.converter: topic {topic}: the subject name strategy needs a named schema")
+        schema_id, _ = conv.schema_id(subject, self.form.text)
+        header = self.headers[topic] = HEADER.pack(0, schema_id) + FIRST_MESSAGE
+        return header
+
+    def __call__(self, topic: str, value: Any) -> bytes | None:
+        if value is None:
+            return None
+        header = self.headers.get(topic) or self._header(topic)
+        msg = self.form.message_class()
+        self.form.fill(msg, value)
+        return header + msg.SerializeToString()
