@@ -10,12 +10,14 @@ Confluent's one-byte shortcut `0`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from confluent_kafka.serialization import SerializationContext
 
 from pgcdc.converters.protobuf_schema import ProtobufForm, protobuf_form
 from pgcdc.converters.registry import HEADER, RegistryConverter
+from pgcdc.converters.settings import ConverterSpec
 from pgcdc.errors import SinkError
 
 FIRST_MESSAGE = b"\x00"  # MessageIndexes [0], written as the single zigzag varint 0
@@ -24,11 +26,18 @@ FIRST_MESSAGE = b"\x00"  # MessageIndexes [0], written as the single zigzag vari
 class ProtobufConverter(RegistryConverter):
     schema_type = "PROTOBUF"
 
+    def __init__(self, spec: ConverterSpec, stopping: Callable[[], bool] = lambda: False) -> None:
+        super().__init__(spec, stopping)
+        # Registered text -> its form: the message class a reader of this process's records parses them with.
+        self.forms: dict[str, ProtobufForm] = {}
+
     def prepare(self, schema: dict[str, Any] | None) -> PreparedProtobuf:
         if schema is None:
             raise SinkError(f"{self.side}.converter: io.confluent.connect.protobuf.ProtobufConverter needs the "
                             "record's schema")
-        return PreparedProtobuf(self, protobuf_form(schema))
+        form = protobuf_form(schema)
+        self.forms[form.text] = form
+        return PreparedProtobuf(self, form)
 
 
 class PreparedProtobuf:

@@ -112,7 +112,7 @@ def _masked(data: bytes, cls: Any, snapshot_fields: tuple[str, ...]) -> bytes:
     if "status" in fields and msg.status == "END":  # as compare.mask: a Java identity hash
         for dc in msg.data_collections:
             dc.data_collection = re.sub(r"@[0-9a-f]+$", "@<hash>", dc.data_collection)
-        ordered = sorted((dc.SerializeToString() for dc in msg.data_collections))
+        ordered = sorted(dc.SerializeToString() for dc in msg.data_collections)
         del msg.data_collections[:]
         for raw in ordered:
             msg.data_collections.add().ParseFromString(raw)
