@@ -347,6 +347,10 @@ def _field_setter(s: dict[str, Any], fd: Any) -> Callable[[Any, Any], None]:
     t = s["type"]
     if t == "array":
         items = s["items"]
+        if items["type"] == "map":  # ProtobufData hands the runtime a list of lists: IllegalArgumentException
+            def refuse(msg: Any, v: Any) -> None:
+                raise ValueError(f"field {attr}: an array of maps (Confluent's converter fails on it)")
+            return refuse
         if fd.message_type is not None:
             sub = _message_setter(items, fd.message_type)
 
