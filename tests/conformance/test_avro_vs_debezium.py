@@ -65,13 +65,11 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 
 def run_both_avro(pg: PostgresCluster, dbname: str, tmp_path: Path, setup: str, props: dict[str, str],
-                  workload: list[str], snapshot: bool = False,
-                  cls: str = AVRO) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Both connectors with Confluent's converter `cls` for keys and values (AvroConverter unless named)."""
+                  workload: list[str], snapshot: bool = False) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     pg.execute(setup, dbname)
     theirs_path, ours_path = tmp_path / "debezium.jsonl", tmp_path / "pgcdc.jsonl"
     common = {"topic.prefix": "dbserver1", "snapshot.mode": "initial" if snapshot else "no_data", **props}
-    oracle = start_oracle({"name": "oracle", "avro": {"class": cls, "key": {}, "value": {}}, "config": {
+    oracle = start_oracle({"name": "oracle", "avro": {"key": {}, "value": {}}, "config": {
         **pg.connection_properties(dbname), **common, "slot.name": f"dbz_{dbname}",
         "publication.name": f"dbzpub_{dbname}"}}, theirs_path)
     try:
@@ -79,7 +77,7 @@ def run_both_avro(pg: PostgresCluster, dbname: str, tmp_path: Path, setup: str, 
         assert oracle.poll() is None, (tmp_path / "debezium.jvm.log").read_text()[-3000:]
         config = make_config(pg, dbname, **{
             **common, "name": "pgcdc", "slot.name": f"pgcdc_{dbname}", "publication.name": f"pgcdcpub_{dbname}",
-            "key.converter": cls, "value.converter": cls, "converter.schema.registry.url": "mock://conformance"})
+            "key.converter": AVRO, "value.converter": AVRO, "converter.schema.registry.url": "mock://conformance"})
         key_conv, value_conv = make_converters(config, lambda: False)
         sink = ConvertingSink(RawSink(ours_path), key_conv, value_conv)
         with Running(config, sink=sink):
