@@ -11,16 +11,34 @@ Confluent's one-byte shortcut `0`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from confluent_kafka.serialization import SerializationContext
 
-from pgcdc.converters.protobuf_schema import ProtobufForm, protobuf_form
+from pgcdc.converters.protobuf_schema import protobuf_schema
+from pgcdc.converters.protobuf_values import filler
 from pgcdc.converters.registry import HEADER, RegistryConverter
 from pgcdc.converters.settings import ConverterSpec
 from pgcdc.errors import SinkError
 
 FIRST_MESSAGE = b"\x00"  # MessageIndexes [0], written as the single zigzag varint 0
+
+
+@dataclass
+class ProtobufForm:
+    """One Connect schema's Protobuf form: the registered text, the message class, and the function that fills
+    a message from a value."""
+
+    text: str
+    full_name: str
+    message_class: Any
+    fill: Callable[[Any, Any], None]
+
+
+def protobuf_form(connect_schema: dict[str, Any]) -> ProtobufForm:
+    text, full_name, cls = protobuf_schema(connect_schema)
+    return ProtobufForm(text, full_name, cls, filler(connect_schema, cls.DESCRIPTOR))
 
 
 class ProtobufConverter(RegistryConverter):

@@ -1,6 +1,5 @@
 """A Kafka Connect schema (in JsonConverter's JSON form) as the Protobuf schema Confluent's ProtobufConverter
-derives from it: the text it registers, the descriptor pgcdc encodes with, and the function that fills a message
-from a value in JsonConverter's JSON form.
+derives from it: the text it registers and the descriptor (built at run time) pgcdc encodes with.
 
 Follows io.confluent.connect.protobuf.ProtobufData.fromConnectSchema and ProtobufSchemaUtils.toString of
 Confluent 7.0.16 with its defaults (no wrappers or `optional` for nullable fields, scrub.invalid.names=false):
@@ -16,8 +15,6 @@ versions, schema names and other parameters are not written.
 
 from __future__ import annotations
 
-import base64
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +22,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 DEFAULT_NAME = "ConnectDefault"
 DECIMAL = "org.apache.kafka.connect.data.Decimal"
-_LOGICAL = {DECIMAL: "confluent.type.Decimal", "org.apache.kafka.connect.data.Date": "google.type.Date",
+LOGICAL = {DECIMAL: "confluent.type.Decimal", "org.apache.kafka.connect.data.Date": "google.type.Date",
             "org.apache.kafka.connect.data.Time": "google.type.TimeOfDay",
             "org.apache.kafka.connect.data.Timestamp": "google.protobuf.Timestamp"}
 # The file each logical type's message is imported from, and the Python module that holds its descriptor.
@@ -114,7 +111,7 @@ class _Builder:
             label = "repeated"
         params: dict[str, str] = {}
         type_ = self.data_type(s, name, params)
-        if t == "struct" and s.get("name") not in _LOGICAL:
+        if t == "struct" and s.get("name") not in LOGICAL:
             if (s.get("name") or "").startswith("io.confluent.connect.protobuf.Union."):
                 raise ValueError(f"field {name}: Protobuf unions are not supported")
             if type_ != msg.name and type_ not in msg.children:
@@ -133,14 +130,14 @@ class _Builder:
 
     def data_type(self, s: dict[str, Any], field_name: str, params: dict[str, str]) -> str:
         name = s.get("name")
-        if name in _LOGICAL:
+        if name in LOGICAL:
             if name == DECIMAL:
                 p = s.get("parameters") or {}
                 if "connect.decimal.precision" in p:
                     params["precision"] = p["connect.decimal.precision"]
                 if "scale" in p:
                     params["scale"] = p["scale"]
-            return _LOGICAL[name]
+            return LOGICAL[name]
         t = s["type"]
         if t in ("int8", "int16"):
             params["connect.type"] = t
@@ -205,17 +202,8 @@ def _split(full: str) -> tuple[str | None, str]:
     return (space, name) if dot else (None, full)
 
 
-@dataclass
-class ProtobufForm:
-    """One Connect schema's Protobuf form: the registered text and the message class records are built with."""
-
-    text: str
-    full_name: str
-    message_class: Any
-    fill: Callable[[Any, Any], None]
-
-
-def protobuf_form(connect_schema: dict[str, Any]) -> ProtobufForm:
+def protobuf_schema(connect_schema: dict[str, Any]) -> tuple[str, str, Any]:
+    """(the text Confluent's converter registers, the root message's full name, its message class)."""
     if connect_schema["type"] != "struct":
         raise ValueError(f"Unsupported root schema of type {connect_schema['type']}")
     builder = _Builder()
@@ -228,8 +216,7 @@ def protobuf_form(connect_schema: dict[str, Any]) -> ProtobufForm:
         text += "\n" + "".join(f'import "{i}";\n' for i in builder.imports)
     text += "\n" + _message_text(root)
     full_name = f"{package}.{name}" if package else name
-    cls = _message_class(package, root, builder.imports, full_name)
-    return ProtobufForm(text, full_name, cls, _filler(connect_schema, cls.DESCRIPTOR))
+    return text, full_name, _message_class(package, root, builder.imports, full_name)
 
 
 def _message_proto(msg: _Message, out: Any) -> None:
@@ -260,150 +247,3 @@ def _message_class(package: str | None, root: _Message, imports: list[str], full
     _message_proto(root, file.message_type.add())
     pool.Add(file)
     return message_factory.GetMessageClass(pool.FindMessageTypeByName(full_name))
-
-
-# Values: JsonConverter's JSON form -> message fields, as ProtobufData.fromConnectData sets them.
-
-class NullElement(ValueError):
-    pass
-
-
-def _float(v: Any) -> float:
-    return float(v)  # "NaN", "Infinity", "-Infinity" are JSON strings in JsonConverter's form
-
-
-def _bytes(v: Any) -> bytes:
-    return base64.b64decode(v)
-
-
-_SCALAR_VALUE: dict[str, Callable[[Any], Any] | None] = {
-    "float": _float, "double": _float, "bytes": _bytes}
-
-_MIN_SECONDS, _MAX_SECONDS = -62135596800, 253402300799  # google.protobuf.Timestamp's range (Timestamps.checkValid)
-_GREGORIAN_START_DAY = -141427  # 1582-10-15: java.util.GregorianCalendar's default cutover
-
-
-def _civil_from_days(days: int) -> tuple[int, int, int]:
-    """The year, month and day java.util.GregorianCalendar (UTC) gives for a day count: Julian before the
-    1582 cutover, and the year of its era (1 BC is year 1)."""
-    jdn = days + 2440588
-    if days >= _GREGORIAN_START_DAY:
-        a = jdn + 32044
-        b = (4 * a + 3) // 146097
-        c = a - 146097 * b // 4
-    else:
-        b = 0
-        c = jdn + 32082
-    d = (4 * c + 3) // 1461
-    e = c - 1461 * d // 4
-    m = (5 * e + 2) // 153
-    day = e - (153 * m + 2) // 5 + 1
-    month = m + 3 - 12 * (m // 10)
-    year = 100 * b + d - 4800 + m // 10
-    return (year if year > 0 else 1 - year), month, day
-
-
-def _set_date(msg: Any, days: int) -> None:
-    msg.year, msg.month, msg.day = _civil_from_days(days)
-
-
-def _set_time(msg: Any, ms: int) -> None:
-    if ms < 0 or ms > 86_400_000:
-        raise ValueError("Time values must use number of millis greater than 0 and less than 86400000")
-    msg.hours, rest = (ms // 3_600_000) % 24, ms % 3_600_000
-    msg.minutes, rest = rest // 60_000, rest % 60_000
-    msg.seconds, msg.nanos = rest // 1000, (rest % 1000) * 1_000_000
-
-
-def _set_timestamp(msg: Any, ms: int) -> None:
-    seconds, millis = divmod(ms, 1000)
-    if not _MIN_SECONDS <= seconds <= _MAX_SECONDS:
-        raise ValueError(f"Timestamp is not valid: {ms} ms")
-    msg.seconds, msg.nanos = seconds, millis * 1_000_000
-
-
-def _decimal_setter(scale: int) -> Callable[[Any, Any], None]:
-    def set_decimal(msg: Any, v: Any) -> None:
-        raw = base64.b64decode(v)
-        unscaled = int.from_bytes(raw, "big", signed=True)
-        msg.value, msg.precision, msg.scale = raw, len(str(abs(unscaled))), scale  # BigDecimal.precision()
-    return set_decimal
-
-
-def _message_setter(s: dict[str, Any], desc: Any) -> Callable[[Any, Any], None]:
-    """Fills a message of descriptor `desc` (a struct, a map entry or a logical type) from a value of `s`."""
-    name = s.get("name")
-    if name == DECIMAL:
-        return _decimal_setter(int((s.get("parameters") or {}).get("scale", 0)))
-    if name in _LOGICAL:
-        return {"google.type.Date": _set_date, "google.type.TimeOfDay": _set_time,
-                "google.protobuf.Timestamp": _set_timestamp}[_LOGICAL[name]]
-    return _filler(s, desc)
-
-
-def _field_setter(s: dict[str, Any], fd: Any) -> Callable[[Any, Any], None]:
-    """(message, value) -> None for a non-null value of field schema `s` and field descriptor `fd`."""
-    attr = fd.name
-    t = s["type"]
-    if t == "array":
-        items = s["items"]
-        if items["type"] == "map":  # ProtobufData hands the runtime a list of lists: IllegalArgumentException
-            def refuse(msg: Any, v: Any) -> None:
-                raise ValueError(f"field {attr}: an array of maps (Confluent's converter fails on it)")
-            return refuse
-        if fd.message_type is not None:
-            sub = _message_setter(items, fd.message_type)
-
-            def add_messages(msg: Any, v: Any) -> None:
-                if None in v:
-                    raise NullElement(f"field {attr}: a null array element (Confluent's converter fails on it)")
-                container = getattr(msg, attr)
-                for x in v:
-                    sub(container.add(), x)
-            return add_messages
-        conv = _SCALAR_VALUE.get(items["type"])
-
-        def extend(msg: Any, v: Any) -> None:
-            if None in v:
-                raise NullElement(f"field {attr}: a null array element (Confluent's converter fails on it)")
-            getattr(msg, attr).extend(v if conv is None else [conv(x) for x in v])
-        return extend
-    if t == "map":
-        entry = fd.message_type
-        key = _field_setter(s["keys"], entry.fields_by_name["key"])
-        value = _field_setter(s["values"], entry.fields_by_name["value"])
-        string_keys = s["keys"]["type"] == "string" and not s["keys"].get("optional", False)
-
-        def add_entries(msg: Any, v: Any) -> None:
-            container = getattr(msg, attr)
-            for k, x in (v.items() if string_keys else v):
-                e = container.add()
-                if k is not None:
-                    key(e, k)
-                if x is not None:
-                    value(e, x)
-        return add_entries
-    if fd.message_type is not None:
-        sub = _message_setter(s, fd.message_type)
-
-        def set_message(msg: Any, v: Any) -> None:
-            child = getattr(msg, attr)
-            child.SetInParent()  # present even when every field is at its default, as Java's builder sets it
-            sub(child, v)
-        return set_message
-    conv = _SCALAR_VALUE.get(t)
-    if conv is None:
-        return lambda msg, v: setattr(msg, attr, v)
-    return lambda msg, v: setattr(msg, attr, conv(v))
-
-
-def _filler(s: dict[str, Any], desc: Any) -> Callable[[Any, Any], None]:
-    work = [(f["field"], _field_setter(f, desc.fields_by_name[f["field"]])) for f in s["fields"]]
-
-    def fill(msg: Any, value: Any) -> None:
-        for name, setter in work:
-            v = value.get(name)
-            if v is not None and v != []:  # ProtobufData leaves an empty list unset
-                setter(msg, v)
-    return fill
-

@@ -12,7 +12,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from pgcdc.converters.protobuf_schema import _civil_from_days, protobuf_form
+from pgcdc.converters.protobuf import protobuf_form
+from pgcdc.converters.protobuf_values import civil_from_days
 from pgcdc.converters.sink import ConvertingSink, make_converters
 from tests.unit.test_converters import BASE, PROTOBUF, ListSink
 
@@ -55,4 +56,4 @@ JAVA_DATES = [(0, (1970, 1, 1)), (-141427, (1582, 10, 15)), (-141428, (1582, 10,
 
 @pytest.mark.parametrize("days, ymd", JAVA_DATES)
 def test_dates_as_java_gregorian_calendar_splits_them(days: int, ymd: tuple[int, int, int]) -> None:
-    assert _civil_from_days(days) == ymd
+    assert civil_from_days(days) == ymd
