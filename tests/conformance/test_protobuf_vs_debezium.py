@@ -29,7 +29,8 @@ from pgcdc.local import PostgresCluster
 from tests.conformance.compare import SNAPSHOT_FIELDS
 from tests.conformance.oracle import PROTOBUF, start_oracle, stop_oracle
 from tests.conformance.test_avro_vs_debezium import RawSink, _lines
-from tests.conformance.test_debezium_streaming import SCENARIOS, slot_active
+from tests.conformance.test_debezium_streaming import (MORE_SETUP, MORE_WORKLOAD, SCENARIOS, TYPES_SETUP,
+                                                        TYPES_WORKLOAD, slot_active)
 from tests.conformance.test_zoo_vs_debezium import MODES, ROWS, SETUP
 from tests.harness import Running, make_config, wait_for
 
@@ -196,6 +197,17 @@ def test_protobuf_streaming_matches_confluent(pg: PostgresCluster, dbname: str, 
     setup, props, workload = PROTOBUF_SCENARIOS[scenario]
     ours, theirs, classes = run_both(pg, dbname, tmp_path, setup, props, workload)
     assert_same(scenario, ours, theirs, classes)
+
+
+@pytest.mark.parametrize("props", [{}, {"decimal.handling.mode": "string", "time.precision.mode": "connect",
+                                        "binary.handling.mode": "base64", "interval.handling.mode": "string",
+                                        "hstore.handling.mode": "map"}], ids=["defaults", "modes"])
+def test_protobuf_snapshot_matches_confluent(pg: PostgresCluster, dbname: str, tmp_path: Path,
+                                             props: dict[str, str]) -> None:
+    setup = ";".join([TYPES_SETUP, MORE_SETUP, *TYPES_WORKLOAD[:4], *MORE_WORKLOAD])
+    ours, theirs, classes = run_both(pg, dbname, tmp_path, setup, props, ["INSERT INTO more (id) VALUES (99)"],
+                                     snapshot=True)
+    assert_same("snapshot types", ours, theirs, classes, snapshot=True)
 
 
 def test_a_null_array_element_stops_pgcdc_as_it_fails_confluents_converter(pg: PostgresCluster,
