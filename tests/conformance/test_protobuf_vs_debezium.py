@@ -31,6 +31,7 @@ from tests.conformance.oracle import PROTOBUF, start_oracle, stop_oracle
 from tests.conformance.test_avro_vs_debezium import RawSink, _lines
 from tests.conformance.test_debezium_streaming import (MORE_SETUP, MORE_WORKLOAD, SCENARIOS, TYPES_SETUP,
                                                         TYPES_WORKLOAD, slot_active)
+from tests.conformance.test_types_more import BC_SETUP, BC_WORKLOAD, TIME_MODES
 from tests.conformance.test_zoo_vs_debezium import (ARRAYS_ROWS, DOMAIN_ARRAYS, DOMAIN_VALUES, MODES,
                                                      NUMERIC_VALUES, ROWS, SETUP)
 from tests.harness import Running, make_config, wait_for
@@ -203,8 +204,13 @@ def test_protobuf_zoo_values_match_confluent(pg: PostgresCluster, dbname: str, t
 
 
 # The type scenarios in every time, decimal, binary, interval and hstore mode, and the record kinds around them.
-PROTOBUF_SCENARIOS = {name: SCENARIOS[name] for name in SCENARIOS
-                      if name.startswith("types") or name in ("ops", "txmeta", "toast_defaults_ddl")}
+PROTOBUF_SCENARIOS = {
+    **{name: SCENARIOS[name] for name in SCENARIOS
+       if name.startswith("types") or name in ("ops", "txmeta", "toast_defaults_ddl")},
+    # Dates and timestamps before year 1 and around the 1582 cutover: in connect mode google.type.Date and
+    # google.protobuf.Timestamp, as Java's calendar and Timestamps.fromMillis make them.
+    **{f"bc_{mode}": (BC_SETUP, TIME_MODES[mode], BC_WORKLOAD) for mode in ("adaptive", "connect")},
+}
 
 
 @pytest.mark.parametrize("scenario", sorted(PROTOBUF_SCENARIOS))
