@@ -182,7 +182,7 @@ def json_ts(record: dict[str, Any]) -> int:
 # --transforms: single message transform chains measured against the untransformed run of the same workload.
 CHAINS = {
     "unwrap": {"transforms": "unwrap", "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState"},
-    "unwrap+route": {
+    "unwrap_route": {
         "transforms": "unwrap,route", "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState",
         "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
         "transforms.route.regex": r"bench\.public\.(.*)", "transforms.route.replacement": "cdc_$1"},
@@ -211,7 +211,7 @@ def main() -> None:
     add_broker_option(ap)
     args = ap.parse_args()
     extra = dict(item.split("=", 1) for item in args.set)
-    chains = [c for c in args.transforms.split(",") if c]
+    chains = [c.replace("+", "_") for c in args.transforms.split(",") if c]  # unwrap+route: its former name
     for c in chains:
         if c not in CHAINS:
             raise SystemExit(f"--transforms: unknown chain {c!r} (known: {', '.join(CHAINS)})")
@@ -245,10 +245,17 @@ def main() -> None:
             if meter is not None:
                 print(f"{'':10} {meter.line(events)}", flush=True)
             for i, chain in enumerate(chains):
+                smt_meter = CpuMeter(broker_pid(broker), postmaster_pid(pg.datadir)) if args.cpu else None
                 smt_s, _ = run_pgcdc(pg, broker, db, f"smt{i}_{name}", f"pub_{name}", end, args.sink, None,
-                                     {**extra, **CHAINS[chain]})
-                print(f"{'':10} transforms={chain}: {rows / smt_s:10.0f}/s, {pgcdc_s / smt_s:5.2f}x the "
-                      "untransformed rate", flush=True)
+                                     {**extra, **CHAINS[chain]}, smt_meter)
+                line = (f"{'':10} transforms={chain}: {rows / smt_s:10.0f}/s, {pgcdc_s / smt_s:5.2f}x the "
+                        "untransformed rate")
+                if meter is not None and smt_meter is not None:
+                    # On a loaded machine the rate follows the load; the CPU pgcdc's thread spent does much less.
+                    line += f" ({meter.used[1] / smt_meter.used[1]:.2f}x by pgcdc's Python CPU-seconds)"
+                print(line, flush=True)
+                if smt_meter is not None:
+                    print(f"{'':10} {smt_meter.line(rows)}", flush=True)
             pg.execute(f"SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
                        f"WHERE database = 'bench_{name}'")
 

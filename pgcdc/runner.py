@@ -204,12 +204,15 @@ class Connector:
         sink = self._sink or make_sink(c)
         if self._sink is None:
             stack.callback(_close_quietly, sink)
-        # Kafka Connect's order: transforms, then the converters, then the producer.
+        # Kafka Connect's order: transforms, then the converters, then the producer. A sink handed over may tap
+        # the path where each stage begins (embed.Engine: an Event's view of the record as captured and in its
+        # Connect form).
+        tap = getattr(self._sink, "tap", None) or _untapped
         if any(self.converters) and not isinstance(sink, ConvertingSink):
-            sink = ConvertingSink(sink, *self.converters)
+            sink = tap("converters", ConvertingSink(sink, *self.converters))
         if self._chain is not None:
-            sink = TransformingSink(sink, self._chain, key_schemas=self._out_schemas[0],
-                                    value_schemas=self._out_schemas[1])
+            sink = tap("transforms", TransformingSink(sink, self._chain, key_schemas=self._out_schemas[0],
+                                                      value_schemas=self._out_schemas[1]))
         self.sink = sink
         undo.publication = slots.ensure_publication(conn, c)
         existing = slots.find_slot(conn, c)
@@ -435,6 +438,10 @@ class Connector:
             self._action_conn.execute(self.config.heartbeat_action_query or "")
         except (psycopg.Error, SourceError) as exc:
             log.warning("heartbeat.action.query failed: %s", str(exc).strip().splitlines()[0] if str(exc) else exc)
+
+
+def _untapped(stage: str, sink: Sink) -> Sink:
+    return sink
 
 
 def _close_quietly(closeable: Any) -> None:

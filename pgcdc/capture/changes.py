@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from pgcdc.capture.incremental import IncrementalSnapshot
+from pgcdc.capture.java_order import java_hashmap_order
 from pgcdc.capture.position import Position, ResumePoint
 from pgcdc.capture.streamed import StreamedTransactions
 from pgcdc.lsn import PG_EPOCH_US, format_lsn
@@ -430,25 +431,3 @@ _OPS = {op: orjson.dumps(op) for op in ("c", "u", "d", "t", "r")}
 
 def _ignore(msg: Any, lsn: int) -> None:
     pass
-
-
-def _java_string_hash(s: str) -> int:
-    h = 0
-    for unit in s.encode("utf-16-be").hex(" ", 2).split():  # UTF-16 code units, as Java's String.hashCode
-        h = (31 * h + int(unit, 16)) & 0xFFFFFFFF
-    return h
-
-
-def java_hashmap_order(keys: list[str]) -> list[str]:
-    """The iteration order of a java.util.HashMap holding `keys` (inserted in this order): Debezium lists an
-    END event's data collections from a HashMap. Buckets are (h ^ h >>> 16) & (capacity - 1); the capacity
-    doubles past 0.75 load; within a bucket, insertion order."""
-    capacity = 16
-    while len(keys) > capacity * 0.75:
-        capacity *= 2
-
-    def bucket(k: str) -> int:
-        h = _java_string_hash(k)
-        return (h ^ (h >> 16)) & (capacity - 1)
-
-    return sorted(keys, key=bucket)  # sorted() is stable: insertion order within a bucket

@@ -1,6 +1,6 @@
 """Confluent's AvroConverter: Confluent wire format (magic byte 0, 4-byte schema id, Avro binary), the schema
 registered in a Schema Registry (Confluent's or any serving its API) through confluent-kafka's client
-(registry.py), the record encoded by fastavro.
+(subjects.py, registry.py), the record encoded by fastavro.
 
 Each schema version is compiled once (Avro text, fastavro writer schema, datum function) and registered once
 per subject in this process.
@@ -15,7 +15,7 @@ import fastavro
 from confluent_kafka.serialization import SerializationContext
 
 from pgcdc.converters.avro_schema import avro_schema_text, datum_function, writer_schema
-from pgcdc.converters.registry import HEADER, RegistryConverter
+from pgcdc.converters.subjects import HEADER, RegistryConverter
 from pgcdc.errors import SinkError
 
 

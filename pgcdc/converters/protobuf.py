@@ -1,6 +1,6 @@
 """Confluent's ProtobufConverter: Confluent wire format (magic byte 0, 4-byte schema id, the message-index array,
 the Protobuf message), the schema registered in a Schema Registry through confluent-kafka's client
-(registry.py), the message built and encoded by the protobuf runtime from a descriptor made at run time
+(subjects.py, registry.py), the message built and encoded by the protobuf runtime from a descriptor made at run time
 (protobuf_schema.py).
 
 Each schema version is compiled once (text, descriptor, fill function) and registered once per subject in this
@@ -18,7 +18,7 @@ from confluent_kafka.serialization import SerializationContext
 
 from pgcdc.converters.protobuf_schema import protobuf_schema
 from pgcdc.converters.protobuf_values import filler
-from pgcdc.converters.registry import HEADER, RegistryConverter
+from pgcdc.converters.subjects import HEADER, RegistryConverter
 from pgcdc.converters.settings import ConverterSpec
 from pgcdc.errors import SinkError
 

@@ -89,11 +89,26 @@ _COMMON = {"converter.type": _any}  # set by a Connect worker itself
 _REGISTRY_NOT_YET = ("bearer.auth.", "schema.registry.ssl.", "schema.registry.bearer.auth.", "proxy.",
                      "context.name.strategy", "use.latest.with.metadata", "use.schema.id", "key.subject.name.strategy.",
                      "value.subject.name.strategy.")
-_REGISTRY: dict[str, Check] = {
-    **_COMMON, "schema.registry.url": _any, "auto.register.schemas": _bool, "use.latest.version": _bool,
-    "latest.compatibility.strict": _bool, "key.subject.name.strategy": _strategy,
-    "value.subject.name.strategy": _strategy, "basic.auth.credentials.source": _only("url", "user_info"),
-    "basic.auth.user.info": _any, "schema.registry.basic.auth.user.info": _any, "schemas.cache.config": _int,
+_STORE_TYPE = _only("jks", "pkcs12", "pem")
+# The schema registry client's settings (pgcdc/converters/registry.py), shared by the registry converters.
+REGISTRY: dict[str, Check] = {
+    "schema.registry.url": _any, "basic.auth.credentials.source": _only("url", "user_info"),
+    "basic.auth.user.info": _any, "schema.registry.basic.auth.user.info": _any,
+    "bearer.auth.credentials.source": _only("static_token"), "bearer.auth.token": _any,
+    "bearer.auth.logical.cluster": _any, "bearer.auth.identity.pool.id": _any,
+    "http.connect.timeout.ms": _int, "http.read.timeout.ms": _int,
+    "schema.registry.ssl.truststore.location": _any, "schema.registry.ssl.truststore.password": _any,
+    "schema.registry.ssl.truststore.type": _STORE_TYPE, "schema.registry.ssl.truststore.certificates": _any,
+    "schema.registry.ssl.keystore.location": _any, "schema.registry.ssl.keystore.password": _any,
+    "schema.registry.ssl.keystore.type": _STORE_TYPE, "schema.registry.ssl.key.password": _any,
+    "schema.registry.ssl.keystore.certificate.chain": _any, "schema.registry.ssl.keystore.key": _any,
+    "schema.registry.ssl.endpoint.identification.algorithm": _only("https"),
+    "schema.registry.ssl.protocol": _any,
+}
+# What Confluent's serializers read besides the client (AbstractKafkaSchemaSerDeConfig), shared likewise.
+_SERDE: dict[str, Check] = {
+    "auto.register.schemas": _bool, "use.latest.version": _bool, "latest.compatibility.strict": _bool,
+    "key.subject.name.strategy": _strategy, "value.subject.name.strategy": _strategy, "schemas.cache.config": _int,
     "max.schemas.per.subject": _int, "normalize.schemas": _only("false"), "scrub.invalid.names": _only("false"),
     "schemas.enable": _any}  # JsonConverter's, handed to every converter by `converter.*`
 OPTIONS: dict[str, dict[str, Check]] = {
@@ -102,14 +117,15 @@ OPTIONS: dict[str, dict[str, Check]] = {
     SIMPLE_HEADER: dict(_COMMON),
     STRING: {**_COMMON, "converter.encoding": _any},
     BYTE_ARRAY: dict(_COMMON),
-    AVRO: {**_REGISTRY, "connect.meta.data": _only("true"), "enhanced.avro.schema.support": _only("false"),
-           "avro.remove.java.properties": _only("false")},
+    AVRO: {**_COMMON, **REGISTRY, **_SERDE, "connect.meta.data": _only("true"),
+           "enhanced.avro.schema.support": _only("false"), "avro.remove.java.properties": _only("false")},
     # ProtobufConverter writes with the schema it derives; taking the subject's latest would need the message
     # re-encoded for that schema, which it does not do yet.
-    PROTOBUF: {**_REGISTRY, "use.latest.version": _only("false"), "enhanced.protobuf.schema.support": _only("false"),
-               "optional.for.nullables": _only("false"), "optional.for.proto2": _only("false"),
-               "wrapper.for.nullables": _only("false"), "wrapper.for.raw.primitives": _bool,
-               "skip.known.types": _only("true"), "reference.lookup.only": _only("false")},
+    PROTOBUF: {**_COMMON, **REGISTRY, **_SERDE, "use.latest.version": _only("false"),
+               "enhanced.protobuf.schema.support": _only("false"), "optional.for.nullables": _only("false"),
+               "optional.for.proto2": _only("false"), "wrapper.for.nullables": _only("false"),
+               "wrapper.for.raw.primitives": _bool, "skip.known.types": _only("true"),
+               "reference.lookup.only": _only("false")},
 }
 # What each option does in pgcdc, for docs/configuration.md (pgcdc/docgen.py).
 MEANING: dict[str, str] = {
@@ -132,6 +148,27 @@ MEANING: dict[str, str] = {
     "basic.auth.credentials.source": "`URL` (default: user info in the URL) or `USER_INFO`",
     "basic.auth.user.info": "`user:password` with basic.auth.credentials.source=USER_INFO (a secret)",
     "schema.registry.basic.auth.user.info": "same as basic.auth.user.info",
+    "bearer.auth.credentials.source": "`STATIC_TOKEN`: send `bearer.auth.token` as `Authorization: Bearer` "
+                                      "(SASL_OAUTHBEARER_INHERIT is refused: it needs Kafka's OAuth login)",
+    "bearer.auth.token": "the token for STATIC_TOKEN (a secret)",
+    "bearer.auth.logical.cluster": "Confluent Cloud's logical cluster, sent as `target-sr-cluster`",
+    "bearer.auth.identity.pool.id": "Confluent Cloud's identity pool, sent as `Confluent-Identity-Pool-Id`",
+    "http.connect.timeout.ms": "the registry request timeout (the larger of the two; default: none)",
+    "http.read.timeout.ms": "as http.connect.timeout.ms",
+    "schema.registry.ssl.truststore.location": "CAs to trust for an `https://` registry: PKCS12 or PEM (a JKS "
+                                               "store is refused with the keytool line converting it)",
+    "schema.registry.ssl.truststore.password": "the PKCS12 truststore's password",
+    "schema.registry.ssl.truststore.type": "`JKS` (default; the file is read as what it is), `PKCS12` or `PEM`",
+    "schema.registry.ssl.truststore.certificates": "CAs as PEM text, instead of a truststore file",
+    "schema.registry.ssl.keystore.location": "client certificate and key for mutual TLS: PKCS12, or one PEM file",
+    "schema.registry.ssl.keystore.password": "the PKCS12 keystore's password",
+    "schema.registry.ssl.keystore.type": "as schema.registry.ssl.truststore.type",
+    "schema.registry.ssl.key.password": "the PEM private key's password",
+    "schema.registry.ssl.keystore.certificate.chain": "client certificate chain as PEM text (with keystore.key)",
+    "schema.registry.ssl.keystore.key": "client private key as PEM text (with keystore.certificate.chain)",
+    "schema.registry.ssl.endpoint.identification.algorithm": "only `https` (the default): the registry's host "
+                                                             "name is checked against its certificate",
+    "schema.registry.ssl.protocol": "no effect: Python's TLS negotiates the newest version both sides speak",
     "schemas.cache.config": "no effect (a schema version is compiled and registered once per process)",
     "max.schemas.per.subject": "no effect",
     "connect.meta.data": "only `true`, the default",

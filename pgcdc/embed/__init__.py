@@ -14,6 +14,11 @@ commits every event delivered before it.
 Instead of iterating, pass `on_event=` (called in the connector's thread, committed when it returns) or your
 own `sink=` (any object with pgcdc.sink.Sink's send/flush/close: records are durable once its `flush()`
 returns, exactly as with Kafka).
+
+With `transforms.*` and converters, events are the records Kafka would get; the runner's taps (`_EngineSink.tap`)
+show the engine each record as captured and in its Connect form, from which the Event's typed view reads what
+happened and the values (event.py). A record a transform drops never reaches the application: positions come
+from what was captured, so committing any later event, or nothing being pending, covers it.
 """
 
 from __future__ import annotations
@@ -24,14 +29,11 @@ import contextlib
 import queue
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from functools import cached_property
 from typing import Any
-
-import orjson
 
 from pgcdc.capture.position import Position, SnapshotDone
 from pgcdc.config import ConnectorConfig, build_config
-from pgcdc.embed.values import struct_decoder
+from pgcdc.embed.event import Event
 from pgcdc.errors import PgcdcError
 from pgcdc.offsets import OffsetStore
 from pgcdc.runner import Connector
@@ -44,110 +46,6 @@ _END = object()
 
 class EngineStopped(PgcdcError):
     """The engine was stopped while the connector waited for the application."""
-
-
-class Event:
-    """One record as Debezium would have written it to Kafka, and a typed view of it.
-
-    Debezium's JSON: `topic`, `key`, `value` (bytes exactly as the Kafka record would carry them, None for a
-    tombstone), `headers`; `key_json`/`value_json` parsed. Typed: `kind`, `op`, `before`/`after`/`key_values`
-    (Python values: Decimal, datetime, date, time, timedelta, UUID, bytes — decoded through the record's own
-    Connect schema; without schemas, the JSON values), `source`, `lsn`, `schema`, `table`.
-    """
-
-    __slots__ = ("__dict__", "_engine", "headers", "key", "kind", "partition", "seq", "topic", "value")
-
-    def __init__(self, engine: Engine | None, seq: int, kind: str, topic: str, key: bytes | None,
-                 value: bytes | None, headers: Headers | None, partition: int | None) -> None:
-        self._engine = engine
-        self.seq = seq
-        self.kind = kind  # change | tombstone | transaction | message | heartbeat
-        self.topic = topic
-        self.key = key
-        self.value = value
-        self.headers = list(headers or ())
-        self.partition = partition
-
-    def commit(self) -> None:
-        """Mark this event, and every event delivered before it, as processed."""
-        if self._engine is not None:
-            self._engine._commit(self.seq)
-
-    def header(self, name: str) -> Any:
-        """The value of header `name` (its JSON payload, without a schema), or None."""
-        for n, raw in self.headers:
-            if n == name:
-                v = orjson.loads(raw)
-                return v["payload"] if isinstance(v, dict) and "schema" in v and "payload" in v else v
-        return None
-
-    @cached_property
-    def key_json(self) -> Any:
-        return orjson.loads(self.key) if self.key is not None else None
-
-    @cached_property
-    def value_json(self) -> Any:
-        return orjson.loads(self.value) if self.value is not None else None
-
-    @cached_property
-    def payload(self) -> Any:
-        """The value without its Connect schema (the envelope for change events)."""
-        v = self.value_json
-        return v["payload"] if isinstance(v, dict) and "schema" in v and "payload" in v else v
-
-    @property
-    def op(self) -> str | None:
-        """`c`, `u`, `d`, `r`, `t` for change events; None otherwise."""
-        p = self.payload
-        return p.get("op") if self.kind == "change" and isinstance(p, dict) else None
-
-    @property
-    def source(self) -> dict[str, Any]:
-        p = self.payload
-        return (p.get("source") or {}) if isinstance(p, dict) else {}
-
-    @property
-    def lsn(self) -> int | None:
-        return self.source.get("lsn")
-
-    @property
-    def schema(self) -> str | None:
-        return self.source.get("schema")
-
-    @property
-    def table(self) -> str | None:
-        return self.source.get("table")
-
-    @cached_property
-    def before(self) -> dict[str, Any] | None:
-        return self._row("before")
-
-    @cached_property
-    def after(self) -> dict[str, Any] | None:
-        return self._row("after")
-
-    @cached_property
-    def key_values(self) -> dict[str, Any] | None:
-        k = self.key_json
-        if isinstance(k, dict) and "schema" in k and "payload" in k:
-            return struct_decoder(k["schema"])(k["payload"])
-        return k if isinstance(k, dict) else None
-
-    def _row(self, field: str) -> dict[str, Any] | None:
-        if self.kind != "change":
-            return None
-        v = self.value_json
-        if isinstance(v, dict) and "schema" in v:
-            for f in v["schema"].get("fields", ()):
-                if f.get("field") == field:
-                    return struct_decoder(f)(v["payload"].get(field))
-            return None
-        return v.get(field) if isinstance(v, dict) else None
-
-    def __repr__(self) -> str:
-        what = self.op or self.kind
-        where = f"{self.schema}.{self.table}" if self.table else self.topic
-        return f"Event({what} {where} key={self.key_values if self.kind in ('change', 'tombstone') else None})"
 
 
 class Engine:
@@ -173,6 +71,9 @@ class Engine:
         self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
         self._kinds = _kinds_by_topic(self.config)
+        # The record being delivered as the runner's taps last saw it: (topic, value) before the transforms,
+        # (key, value) before the converters; a stage without a tap stays None.
+        self._seen: dict[str, Any] = {"transforms": None, "converters": None}
         self._custom_sink = sink is not None
         self.connector = Connector(self.config, sink=sink or _EngineSink(self), offsets=offsets)
 
@@ -303,15 +204,21 @@ class Engine:
     # -- called by the connector's thread through _EngineSink ---------------------------------------
     def _deliver(self, topic: str, key: bytes | None, value: bytes | None, headers: Headers | None,
                  partition: int | None) -> None:
-        kind = self._kinds.get(topic, "change") if value is not None else "tombstone"
-        if kind == "change" and topic.startswith(self._heartbeat_prefix):
+        # What the taps saw of this record on its way (the path is synchronous: they saw it just now).
+        captured = self._seen["transforms"]
+        form = self._seen["converters"]
+        transformed = captured is not None
+        source_topic, source_value = captured if captured is not None else (topic, (form or (key, value))[1])
+        kind = self._kinds.get(source_topic, "change") if source_value is not None else "tombstone"
+        if kind == "change" and source_topic.startswith(self._heartbeat_prefix):
             kind = "heartbeat"
         capture = self.connector.capture
         with self._lock:
             self._seq += 1
             seq = self._seq
             self._pending.append((seq, capture.position if capture is not None else None))
-        event = Event(self, seq, kind, topic, key, value, headers, partition)
+        event = Event(self, seq, kind, topic, key, value, headers, partition, connect=form,
+                      captured=source_value if transformed else None, transformed=transformed)
         if self._on_event is not None:
             self._on_event(event)
             event.commit()
@@ -356,11 +263,44 @@ class _EngineSink:
     def acknowledged(self, position: Position | SnapshotDone) -> Position | SnapshotDone | None:
         return self._engine._acknowledged(position)
 
+    def tap(self, stage: str, inner: Sink) -> Sink:
+        """The runner's hook: `inner` is the record path from `stage` ("transforms" or "converters") on; the
+        returned sink notes each record as it enters that stage, for the Event's view."""
+        seen = self._engine._seen
+        if stage == "transforms":
+            return _Tap(inner, lambda topic, key, value: seen.__setitem__(stage, (topic, value)))
+        return _Tap(inner, lambda topic, key, value: seen.__setitem__(stage, (key, value)))
+
     def flush(self) -> None:
         pass
 
     def close(self) -> None:
         pass
+
+
+class _Tap:
+    """A sink that calls `note(topic, key, value)` and passes the record on; everything else is `inner`'s."""
+
+    def __init__(self, inner: Sink, note: Callable[[str, bytes | None, bytes | None], None]) -> None:
+        self.__dict__["inner"] = inner
+        self.__dict__["note"] = note
+
+    def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Headers | None = None,
+             partition: int | None = None) -> None:
+        self.note(topic, key, value)
+        self.inner.send(topic, key, value, headers, partition)
+
+    def flush(self) -> None:
+        self.inner.flush()
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def __getattr__(self, name: str) -> Any:  # acknowledged, … of the wrapped path
+        return getattr(self.inner, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self.inner, name, value)
 
 
 def _embedded_config(props: Mapping[str, Any]) -> ConnectorConfig:

@@ -22,7 +22,7 @@ from pathlib import Path
 from confluent_kafka.admin import AdminClient
 
 from pgcdc.errors import LocalServiceError
-from pgcdc.local.postgres import end_process, free_port, kill_process
+from pgcdc.local.server import LocalServer, Managed, free_port
 
 # The version ./dev fetches (it reads this line) and docker/compose.yaml runs (tests/unit/test_docker_files.py).
 KAFKA_VERSION = "4.1.1"
@@ -126,12 +126,13 @@ def _properties(settings: Mapping[str, str]) -> str:
     return "".join(f"{k}={v}\n" for k, v in settings.items())
 
 
-class KafkaBroker:
+class KafkaBroker(LocalServer):
     """One Apache Kafka node (broker and controller) on 127.0.0.1. Alone by default; `KafkaCluster` makes three
     that share a quorum. `listeners` adds named listeners with their security protocol (e.g.
     {"SASL": "SASL_PLAINTEXT"}), each on a port of its own (`address(name)`); `scram` creates SCRAM users at
     format time ({"SCRAM-SHA-256": {"alice": "secret"}}); `settings` override server.properties. Use as a
-    context manager."""
+    context manager. `stop()` is SIGTERM, a controlled shutdown (partition leadership moves away first in a
+    cluster); `kill()` is SIGKILL, as a crashed broker."""
 
     def __init__(self, *, node_id: int = 1, port: int | None = None, controller_port: int | None = None,
                  voters: str | None = None, cluster_id: str | None = None,
@@ -163,7 +164,6 @@ class KafkaBroker:
         }
         (self.dir / "server.properties").write_text(_properties(self.settings))
         (self.dir / "log4j2.properties").write_text(LOG4J.format(path=self.logfile))
-        self.proc: subprocess.Popen[bytes] | None = None
 
     @property
     def port(self) -> int:
@@ -206,13 +206,7 @@ class KafkaBroker:
     def launch(self) -> None:
         """Format if needed and start the JVM without waiting for it to serve (a cluster node needs its peers)."""
         self.wait_formatted(self.format())
-        log = open(self.logfile, "ab")
-        try:
-            self.proc = subprocess.Popen(
-                self._java("kafka.Kafka", str(self.dir / "server.properties"), heap=self.heap),
-                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        finally:
-            log.close()
+        self.spawn(self._java("kafka.Kafka", str(self.dir / "server.properties"), heap=self.heap))
 
     def wait_ready(self, timeout: float = 120, expect: int = 1) -> None:
         """Until this node answers metadata requests and lists `expect` live brokers, itself among them."""
@@ -229,25 +223,13 @@ class KafkaBroker:
             except Exception:  # KafkaException while the broker is still starting
                 pass
             time.sleep(0.1)
-        tail = self.logfile.read_text(errors="replace")[-1500:] if self.logfile.exists() else ""
-        self.stop()
-        raise LocalServiceError(f"Apache Kafka node {self.node_id} did not start on {self.bootstrap_servers} "
-                                f"within {timeout:g}s: {tail.strip()}")
+        self.failed_to_start(f"Apache Kafka node {self.node_id} did not start on {self.bootstrap_servers} "
+                             f"within {timeout:g}s", 1500)
 
     def start(self, timeout: float = 120) -> KafkaBroker:
         self.launch()
         self.wait_ready(timeout)
         return self
-
-    def stop(self) -> None:
-        """SIGTERM: a controlled shutdown (partition leadership moves away first in a cluster)."""
-        end_process(self.proc)
-        self.proc = None
-
-    def kill(self) -> None:
-        """SIGKILL, as a crashed broker: nothing is flushed or closed on the way out."""
-        kill_process(self.proc)
-        self.proc = None
 
     def restart(self, timeout: float = 120) -> KafkaBroker:
         self.kill()
@@ -259,18 +241,8 @@ class KafkaBroker:
         self.kill()
         shutil.rmtree(self.dir, ignore_errors=True)
 
-    def __enter__(self) -> KafkaBroker:
-        try:
-            return self.start()
-        except BaseException:
-            self.cleanup()
-            raise
 
-    def __exit__(self, *exc: object) -> None:
-        self.cleanup()
-
-
-class KafkaCluster:
+class KafkaCluster(Managed):
     """Three (or `size`) Apache Kafka nodes, each broker and controller, sharing one KRaft quorum: replication
     factor 3 and `min.insync.replicas=2` for every topic, the offsets topic included. `brokers[i]` kills and
     starts one node; `leader(topic)` tells which node leads a partition. Use as a context manager."""
@@ -320,13 +292,3 @@ class KafkaCluster:
     def cleanup(self) -> None:
         for b in self.brokers:
             b.cleanup()
-
-    def __enter__(self) -> KafkaCluster:
-        try:
-            return self.start()
-        except BaseException:
-            self.cleanup()
-            raise
-
-    def __exit__(self, *exc: object) -> None:
-        self.cleanup()

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pgcdc.errors import LocalServiceError
+from pgcdc.local.server import free_port
 
 DEFAULT_SETTINGS: dict[str, str] = {
     "wal_level": "logical",
@@ -63,30 +64,6 @@ def _major_of_path(p: str) -> int:
         return int(Path(p).parent.name)
     except ValueError:
         return 0
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def end_process(proc: subprocess.Popen[bytes] | None) -> None:
-    """SIGTERM, then SIGKILL if it is still there after 10 s."""
-    if proc and proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
-
-
-def kill_process(proc: subprocess.Popen[bytes] | None) -> None:
-    """SIGKILL, as a crash: nothing is flushed or closed on the way out."""
-    if proc and proc.poll() is None:
-        proc.kill()
-        proc.wait(10)
 
 
 def _unprivileged_user() -> str | None:

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
+import ssl
 import tempfile
-import time
 import urllib.request
 from pathlib import Path
 
 from pgcdc.errors import LocalServiceError
-from pgcdc.local.postgres import end_process, free_port, kill_process
+from pgcdc.local.server import LocalServer, free_port
 
 APICURIO_VERSION = "3.0.9"
 
@@ -46,31 +45,47 @@ def find_java() -> str:
     return java
 
 
-class ApicurioRegistry:
+class ApicurioRegistry(LocalServer):
     """Start/stop Apicurio Registry on 127.0.0.1. Use as a context manager.
 
-    `users` ({name: password}) turns on HTTP basic auth for every path, with Quarkus's embedded users."""
+    `users` ({name: password}) turns on HTTP basic auth for every path, with Quarkus's embedded users.
+    `tls` (certificate file, key file, both PEM) serves HTTPS only. `jwks_url` turns on bearer auth for every
+    path: Quarkus OIDC verifies each token's signature with the keys published at that URL (a JSON Web Key Set)."""
 
-    def __init__(self, *, port: int | None = None, users: dict[str, str] | None = None) -> None:
+    def __init__(self, *, port: int | None = None, users: dict[str, str] | None = None,
+                 tls: tuple[Path, Path] | None = None, jwks_url: str | None = None) -> None:
         self.jar = find_apicurio()
         self.java = find_java()
         self.port = port or free_port()
         self.users = users or {}
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.workdir = Path(tempfile.mkdtemp(prefix="pgcdc-registry-"))
-        self.logfile = self.workdir / "registry.log"
+        self.tls = tls
+        self.jwks_url = jwks_url
+        self.dir = Path(tempfile.mkdtemp(prefix="pgcdc-registry-"))
+        self.logfile = self.dir / "registry.log"
 
     @property
     def url(self) -> str:
         """The Confluent-compatible API's base URL (what `schema.registry.url` names)."""
-        return f"http://127.0.0.1:{self.port}/apis/ccompat/v7"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}/apis/ccompat/v7"
 
     def _properties(self) -> list[str]:
         props = {"quarkus.http.host": "127.0.0.1", "quarkus.http.port": str(self.port),
                  # Each commit written before it is acknowledged (H2 delays them by 500 ms by default), so a
                  # registry killed right after handing out an id still has it when it starts again.
-                 "apicurio.datasource.url": f"jdbc:h2:file:{self.workdir / 'registry'};WRITE_DELAY=0",
+                 "apicurio.datasource.url": f"jdbc:h2:file:{self.dir / 'registry'};WRITE_DELAY=0",
                  "quarkus.log.level": "WARN"}
+        if self.tls:
+            # HTTPS on the registry's port; the plain listener moves to another free port and refuses requests.
+            props |= {"quarkus.http.ssl-port": str(self.port), "quarkus.http.port": str(free_port()),
+                      "quarkus.http.insecure-requests": "disabled",
+                      "quarkus.http.ssl.certificate.files": str(self.tls[0]),
+                      "quarkus.http.ssl.certificate.key-files": str(self.tls[1])}
+        if self.jwks_url:
+            base, _, path = self.jwks_url.rpartition("/")
+            props |= {"quarkus.oidc.tenant-enabled": "true", "quarkus.oidc.auth-server-url": base,
+                      "quarkus.oidc.discovery-enabled": "false", "quarkus.oidc.jwks-path": path,
+                      "quarkus.http.auth.permission.all.paths": "/*",
+                      "quarkus.http.auth.permission.all.policy": "authenticated"}
         if self.users:
             props |= {"quarkus.http.auth.basic": "true", "quarkus.security.users.embedded.enabled": "true",
                       "quarkus.security.users.embedded.plain-text": "true",
@@ -80,46 +95,18 @@ class ApicurioRegistry:
         return [f"-D{k}={v}" for k, v in props.items()]
 
     def start(self, timeout: float = 180) -> ApicurioRegistry:
-        log = open(self.logfile, "ab")
         # C1 only and a small heap: it starts in about half the time on a busy machine, and serves a test's load.
-        self.proc = subprocess.Popen(
-            [self.java, "-XX:TieredStopAtLevel=1", "-Xmx384m", *self._properties(), "-jar", str(self.jar)],
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=self.workdir)
-        log.close()
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and self.proc.poll() is None:
-            if self.ready():
-                return self
-            time.sleep(0.2)
-        tail = self.logfile.read_text(errors="replace")[-800:]
-        self.stop()
-        raise LocalServiceError(f"Apicurio Registry did not start on 127.0.0.1:{self.port}: {tail.strip()}")
+        self.spawn([self.java, "-XX:TieredStopAtLevel=1", "-Xmx384m", *self._properties(), "-jar", str(self.jar)],
+                   cwd=self.dir)
+        return self.wait_until(self.ready, timeout, 0.2, f"Apicurio Registry did not start on 127.0.0.1:{self.port}")
 
     def ready(self) -> bool:
         """The ccompat API answers (401 counts: the server is up, the probe has no credentials)."""
+        unverified = ssl._create_unverified_context() if self.tls else None  # only "is it serving?"
         try:
-            with urllib.request.urlopen(f"{self.url}/subjects", timeout=2):
+            with urllib.request.urlopen(f"{self.url}/subjects", timeout=2, context=unverified):
                 return True
         except urllib.error.HTTPError as exc:
             return exc.code == 401
         except OSError:
             return False
-
-    def stop(self) -> None:
-        end_process(self.proc)
-        self.proc = None
-
-    def kill(self) -> None:
-        """SIGKILL, as a crashed registry."""
-        kill_process(self.proc)
-        self.proc = None
-
-    def cleanup(self) -> None:
-        self.stop()
-        shutil.rmtree(self.workdir, ignore_errors=True)
-
-    def __enter__(self) -> ApicurioRegistry:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.cleanup()

@@ -26,15 +26,13 @@ from __future__ import annotations
 import os
 import shutil
 import socket
-import subprocess
 import tempfile
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 from pgcdc.errors import LocalServiceError
-from pgcdc.local.postgres import end_process, free_port
+from pgcdc.local.server import LocalServer, free_port
 
 # s3rver's built-in access key and secret (any other pair fails the signature check).
 CREDENTIALS = ("S3RVER", "S3RVER")
@@ -117,7 +115,7 @@ def find_s3rver() -> Path:
     raise LocalServiceError("s3rver not found: `./dev test` fetches it from npm (s3rver), or set PGCDC_S3RVER_BIN")
 
 
-class S3Server:
+class S3Server(LocalServer):
     """Start/stop s3rver on 127.0.0.1 with one bucket in a temporary folder. Use as a context manager."""
 
     def __init__(self, *, port: int | None = None, bucket: str = "tansu") -> None:
@@ -129,7 +127,6 @@ class S3Server:
         self.node = node
         self.port = port or free_port()
         self.bucket = bucket
-        self.proc: subprocess.Popen[bytes] | None = None
         self.dir = Path(tempfile.mkdtemp(prefix="pgcdc-s3-"))
         self.logfile = self.dir / "s3rver.log"
 
@@ -150,21 +147,10 @@ class S3Server:
     def start(self, timeout: float = 30) -> S3Server:
         data = self.dir / "data"
         data.mkdir(exist_ok=True)
-        log = open(self.logfile, "ab")
-        self.proc = subprocess.Popen(
-            [self.node, "-e", LAUNCHER, str(self.package), str(data), "127.0.0.1", str(self.port), self.bucket],
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-        )
-        log.close()
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and self.proc.poll() is None:
-            if self._bucket_ready():
-                return self
-            time.sleep(0.1)
-        tail = self.logfile.read_text(errors="replace")[-800:]
-        self.stop()
-        raise LocalServiceError(f"s3rver did not serve bucket {self.bucket!r} on 127.0.0.1:{self.port}: "
-                                f"{tail.strip()}")
+        self.spawn([self.node, "-e", LAUNCHER, str(self.package), str(data), "127.0.0.1", str(self.port),
+                    self.bucket])
+        return self.wait_until(self._bucket_ready, timeout, 0.1,
+                               f"s3rver did not serve bucket {self.bucket!r} on 127.0.0.1:{self.port}")
 
     def _bucket_ready(self) -> bool:
         try:
@@ -177,17 +163,3 @@ class S3Server:
                 return bool(resp.status == 200)
         except (OSError, urllib.error.URLError):
             return False
-
-    def stop(self) -> None:
-        end_process(self.proc)
-        self.proc = None
-
-    def cleanup(self) -> None:
-        self.stop()
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-    def __enter__(self) -> S3Server:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.cleanup()

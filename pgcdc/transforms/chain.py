@@ -15,6 +15,7 @@ from pgcdc.errors import PgcdcError
 from pgcdc.sink import Headers, Sink
 from pgcdc.transforms import Predicate, Record, Transform
 from pgcdc.transforms.codec import Codec
+from pgcdc.transforms.compiled import compile_chain
 
 log = logging.getLogger(__name__)
 
@@ -80,9 +81,19 @@ class TransformingSink:
         self.__dict__["codec"] = Codec()
         self.__dict__["key_schemas"] = key_schemas
         self.__dict__["value_schemas"] = value_schemas
+        # The commonest chains compiled per table version (compiled.py); None: every record is interpreted.
+        self.__dict__["fast"] = compile_chain(chain, inner, self.codec, key_schemas, value_schemas)
 
     def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Headers | None = None,
              partition: int | None = None) -> None:
+        fast = self.fast
+        if fast is not None and fast(topic, key, value, headers, partition):
+            return
+        self.interpreted(topic, key, value, headers, partition)
+
+    def interpreted(self, topic: str, key: bytes | None, value: bytes | None, headers: Headers | None = None,
+                    partition: int | None = None) -> None:
+        """The chain on Connect records: decode, apply every step, encode. Every chain, every record."""
         decode = self.codec.decode
         ks, k = decode(key)
         vs, v = decode(value)

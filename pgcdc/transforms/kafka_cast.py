@@ -5,8 +5,10 @@ Values follow Java's conversions: a number narrowed to an integer type wraps (a 
 saturated to a long), booleans are 1/0, a string is parsed, a number becomes Java's text (Double.toString,
 BigDecimal.toString for Connect's Decimal). A cast field's schema is the bare target type with the field's
 optionality (its logical name, e.g. io.debezium.time.MicroTimestamp, is dropped). Casting bytes (Java prints a
-byte array's identity) or a struct fails the record; float32 outputs are not compared yet (Java's
-Float.toString). Output schemas are built once per input schema.
+byte array's identity) or a struct fails the record. A float32 is Java's float: a float32 input is the float's
+exact value (widened to float64 as Java widens it, printed with Float.toString as a string), and a float32 output
+is rounded to a float and carried as the double its Float.toString text (java_float.py) reads as, which the codec
+writes back as that same text. Output schemas are built once per input schema.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pgcdc.errors import ConfigError
 from pgcdc.pgtypes.numbers import java_double_text
 from pgcdc.transforms import Record, Schema, Transform
 from pgcdc.transforms import schema as S
+from pgcdc.transforms.java_float import float32_text, to_float32
 
 TARGETS = ("int8", "int16", "int32", "int64", "float32", "float64", "boolean", "string")
 _JSON_TYPE = {"float32": "float", "float64": "double"}
@@ -38,6 +41,10 @@ def _long_of_double(d: float) -> int:
     return max(-(1 << 63), min((1 << 63) - 1, int(d)))
 
 
+class _Float32(float):
+    """A float32 input's exact value, marked so a cast to string prints it as Java's Float.toString."""
+
+
 def _reader(schema: Schema) -> Callable[[Any], Any]:
     """The Java value behind a JSON value of `schema`: Decimal for Connect's Decimal, else the JSON value."""
     if schema.get("name") == _DECIMAL:
@@ -49,7 +56,12 @@ def _reader(schema: Schema) -> Callable[[Any], Any]:
             raise ValueError(f"Cast transformation does not support casting from {str(t).upper()} "
                              "(a Java byte array or a struct)")
         return refuse
+    if schema.get("type") == "float":  # JsonConverter's FLOAT32: the JSON text is the float's, not its value
+        return lambda v: _Float32(to_float32(float(v)))
     return lambda v: v
+
+
+_round32 = to_float32
 
 
 def _cast(target: str) -> Callable[[Any], Any]:
@@ -72,6 +84,10 @@ def _cast(target: str) -> Callable[[Any], Any]:
             return 1.0 if v else 0.0
         return float(v)
 
+    def to_float32(v: Any) -> float:
+        f = _round32(to_float(v))
+        return float(float32_text(f)) if f == f and f not in (float("inf"), float("-inf")) else f
+
     def to_bool(v: Any) -> bool:
         if isinstance(v, str):
             return v.lower() == "true"  # Boolean.parseBoolean
@@ -82,6 +98,8 @@ def _cast(target: str) -> Callable[[Any], Any]:
     def to_string(v: Any) -> str:
         if isinstance(v, bool):
             return "true" if v else "false"
+        if isinstance(v, _Float32):
+            return float32_text(v)  # Float.toString
         if isinstance(v, float):
             if v != v or v in (float("inf"), float("-inf")):
                 return "NaN" if v != v else "Infinity" if v > 0 else "-Infinity"
@@ -92,6 +110,8 @@ def _cast(target: str) -> Callable[[Any], Any]:
         return to_int
     if target == "boolean":
         return to_bool
+    if target == "float32":
+        return to_float32
     return to_string if target == "string" else to_float
 
 

@@ -108,11 +108,44 @@ class _Side:
         return r.new(key_schema=schema, key=value) if self.key else r.new(value_schema=schema, value=value)
 
 
+def field_path(where: str, opts: Mapping[str, str], name: str) -> list[str]:
+    """SingleFieldPath: with field.syntax.version=V2 a dotted path into nested structs (a `backticked` step may
+    hold dots); with V1 (the default) the whole name is one field."""
+    version = opts.get("field.syntax.version", "V1").strip().upper()
+    if version not in ("V1", "V2"):
+        raise ConfigError(f"{where}.field.syntax.version: expected V1 or V2 (got {opts['field.syntax.version']!r})")
+    if version == "V1" or "." not in name:
+        return [name]
+    steps, i = [], 0
+    while i <= len(name):
+        if name.startswith("`", i):
+            end = name.find("`", i + 1)
+            while end >= 0 and not (end + 1 == len(name) or name[end + 1] == "."):
+                end = name.find("`", end + 1)
+            if end >= 0:
+                steps.append(name[i + 1:end])
+                i = end + 2
+                continue
+        end = name.find(".", i)
+        end = len(name) if end < 0 else end
+        steps.append(name[i:end])
+        i = end + 1
+    return steps
+
+
 def extract_field(key: bool) -> Callable[[str, Mapping[str, str], Any], Transform]:
     def make(where: str, opts: Mapping[str, str], ctx: Any) -> Transform:
         name = _required(where, opts, "field", "the field to extract")
+        path = field_path(where, opts, name)
         side = _Side(key)
         cache: dict[int, tuple[Schema, Schema]] = {}
+
+        def value_at(value: Any) -> Any:
+            for step in path:
+                if not isinstance(value, dict):
+                    return None
+                value = value.get(step)
+            return value
 
         def apply(r: Record) -> Record:
             schema, value = side.get(r)
@@ -122,14 +155,17 @@ def extract_field(key: bool) -> Callable[[str, Mapping[str, str], Any], Transfor
                 if not isinstance(value, dict):
                     raise ValueError(f"Only Map objects supported in absence of schema for [field extraction], "
                                      f"found: {type(value).__name__}")
-                return side.set(r, None, value.get(name))
+                return side.set(r, None, value_at(value))
             hit = cache.get(id(schema))
             if hit is None or hit[0] is not schema:
-                f = S.field(schema, name)
-                if f is None:
+                sub: Schema | None = schema
+                for step in path:
+                    f = S.field(sub, step) if sub is not None and sub.get("type") == "struct" else None
+                    sub = S.unfield(f) if f is not None else None
+                if sub is None:
                     raise ValueError(f"Unknown field: {name}")
-                hit = cache[id(schema)] = (schema, S.unfield(f))
-            return side.set(r, hit[1], None if value is None else value.get(name))
+                hit = cache[id(schema)] = (schema, sub)
+            return side.set(r, hit[1], None if value is None else value_at(value))
         return apply
     return make
 

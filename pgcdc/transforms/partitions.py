@@ -1,13 +1,14 @@
 """Debezium's PartitionRouting (io.debezium.transforms.partitions.PartitionRouting, 3.6): the record's partition
-from the Java hash codes of envelope fields (`after.id`, `source.table`, `change.name` where `change` is `before`
-for a delete and `after` otherwise), summed as Java ints, made non-negative and taken modulo
-`partition.topic.num`.
+from the hashes of envelope fields (`after.id`, `source.table`, `change.name` where `change` is `before` for a
+delete and `after` otherwise), summed as Java ints, made non-negative and taken modulo `partition.topic.num`.
 
-The hash of each field is Java's `hashCode()` of the value Debezium holds for that field's schema, chosen once per
-table version: String, Byte/Short/Integer, Long, Boolean, Float, Double and BigDecimal (Connect's Decimal). A
-byte array hashes by identity in Java (a different partition on every run) and a struct's hash depends on its
-schema object, so fields of those types are refused on the first record that has one. The `murmur` hash function
-is not supported yet.
+`partition.hash.function=java` (the default; any other value but `murmur` too, as HashFunction.parse reads it)
+hashes each field with Java's `hashCode()` of the value Debezium holds for that field's schema, chosen once per
+table version: String, Byte/Short/Integer, Long, Boolean, Float, Double, BigDecimal (Connect's Decimal) and
+ByteBuffer (bytes). `murmur` hashes with Debezium's MurmurHash3 (murmur.py): a String by its UTF-8 bytes,
+anything else by its Java hash code. A struct's or an array's hash depends on its schema object or its element
+classes, and a java.util.Date (Connect's Date/Time/Timestamp) is not what pgcdc holds, so fields of those types
+are refused on the first record that has one.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 from pgcdc.errors import ConfigError
 from pgcdc.transforms import Record, Schema
+from pgcdc.transforms import murmur
 from pgcdc.transforms import schema as S
 
 OPTIONS = ("partition.payload.fields", "partition.topic.num", "partition.hash.function")
@@ -70,7 +72,20 @@ def _decimal(scale: int) -> Hash:
     return h
 
 
-def _hash_for(schema: Schema) -> Hash | str:
+def _byte_buffer(v: str) -> int:
+    """ByteBuffer.hashCode (Debezium holds bytes in a ByteBuffer): 31·h + byte, from the last byte to the first."""
+    h = 1
+    for b in reversed(base64.b64decode(v)):
+        h = (31 * h + (b - 256 if b > 127 else b)) & 0xFFFFFFFF
+    return _int32(h)
+
+
+_JAVA: dict[str, Hash] = {"string": _string, "int8": int, "int16": int, "int32": int, "int64": _long,
+                          "boolean": lambda v: 1231 if v else 1237, "float": _float, "double": _double,
+                          "bytes": _byte_buffer}
+
+
+def _java_hash(schema: Schema) -> Hash | str:
     """The Java hashCode of a value of `schema`, or why there is none to reproduce."""
     t, name = schema.get("type"), schema.get("name")
     if name == _DECIMAL:
@@ -78,9 +93,18 @@ def _hash_for(schema: Schema) -> Hash | str:
     if name in ("org.apache.kafka.connect.data.Date", "org.apache.kafka.connect.data.Time",
                 "org.apache.kafka.connect.data.Timestamp"):
         return f"a java.util.Date ({name})"
-    table: dict[str, Hash] = {"string": _string, "int8": int, "int16": int, "int32": int, "int64": _long,
-                              "boolean": lambda v: 1231 if v else 1237, "float": _float, "double": _double}
-    return table.get(str(t), f"a {t} value, whose Java hash code is its identity or its schema's")
+    return _JAVA.get(str(t), f"a {t} value, whose Java hash code is its schema's or its elements' classes'")
+
+
+def _murmur_hash(schema: Schema) -> Hash | str:
+    """MurmurHash3.hash(Object): a String's own bytes, anything else its Java hashCode's."""
+    if schema.get("type") == "string" and schema.get("name") != _DECIMAL:
+        return murmur.hash_string
+    java = _java_hash(schema)
+    if isinstance(java, str):
+        return java
+    code = murmur.hash_code
+    return lambda v: code(java(v))
 
 
 class PartitionRouting:
@@ -102,9 +126,8 @@ class PartitionRouting:
         if self.num <= 0:
             raise ConfigError(f"{where}.partition.topic.num: expected a positive integer (got {num!r})")
         # HashFunction.parse: anything but murmur is java.
-        if opts.get("partition.hash.function", "java").strip().lower() == "murmur":
-            raise ConfigError(f"{where}.partition.hash.function: murmur is not supported by pgcdc yet "
-                              "(accepted: java)")
+        murmur_ = opts.get("partition.hash.function", "java").strip().lower() == "murmur"
+        self._hash_for = _murmur_hash if murmur_ else _java_hash
         self._plans: dict[int, tuple[Schema, list[tuple[list[str], Hash | str] | None]]] = {}
 
     def _plan(self, vs: Schema) -> list[tuple[list[str], Hash | str] | None]:
@@ -116,7 +139,7 @@ class PartitionRouting:
                 for part in path:
                     sub = S.field(s, "after" if part == "change" and s is vs else part) if s is not None else None
                     s = S.unfield(sub) if sub is not None else None
-                plan.append(None if s is None else (path, _hash_for(s)))  # a missing field is left out
+                plan.append(None if s is None else (path, self._hash_for(s)))  # a missing field is left out
             hit = self._plans[id(vs)] = (vs, plan)
         return hit[1]
 

@@ -110,7 +110,7 @@ class ExtractNewRecordState:
             self.headers = _refs(opts.get("add.headers.prefix", "__"), opts.get("add.headers", ""))
         except ValueError as exc:
             raise ConfigError(f"{where}.add.fields: {exc}") from None
-        _bool(f"{where}.replace.null.with.default", opts.get("replace.null.with.default", "true"))
+        self.replace_null = _bool(f"{where}.replace.null.with.default", opts.get("replace.null.with.default", "true"))
         self.drop_header = opts.get("drop.fields.header.name", "") or None
         self.drop_from_key = _bool(f"{where}.drop.fields.from.key", opts.get("drop.fields.from.key", "false"))
         self.keep_compatible = _bool(f"{where}.drop.fields.keep.schema.compatible",

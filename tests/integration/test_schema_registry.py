@@ -1,7 +1,8 @@
 """Confluent's AvroConverter against a real schema registry (Apicurio Registry, serving Confluent's API): each
 record decoded by confluent-kafka's AvroDeserializer with a client of its own, so every id must resolve on the
 server; columns added, dropped and retyped mid-stream each register a version; a registry that goes away holds
-the stream (nothing written, nothing confirmed) until it is back; basic auth; the three subject strategies."""
+the stream (nothing written, nothing confirmed) until it is back; basic auth (wrong credentials end the start
+with one line, nothing created); the three subject strategies."""
 
 from __future__ import annotations
 
@@ -16,8 +17,9 @@ from confluent_kafka.schema_registry.avro import AvroDeserializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from pgcdc.local import ApicurioRegistry, PostgresCluster, TansuBroker
-from pgcdc.errors import SinkError
+from pgcdc.errors import ConfigError, SinkError
 from pgcdc.lsn import parse_lsn
+from pgcdc.runner import Connector
 from tests.harness import Running, make_config, wait_for
 from tests.integration.test_avro_kafka import read_raw
 
@@ -127,6 +129,12 @@ def test_basic_auth(pg: PostgresCluster, dbname: str, broker: TansuBroker) -> No
     with ApicurioRegistry(users={"pgcdc": "s3cret"}) as reg:
         with pytest.raises(Exception, match="401"):
             SchemaRegistryClient({"url": reg.url}).get_subjects()
+        wrong = avro_config(pg, dbname, broker, reg.url, **{
+            "converter.basic.auth.credentials.source": "USER_INFO", "converter.basic.auth.user.info": "pgcdc:wrong"})
+        with pytest.raises(ConfigError, match=r"^key.converter.basic.auth.user.info: the schema registry at .* "
+                                              r"refused the credentials \(HTTP 401\)$"):
+            Connector(wrong).run()
+        assert pg.execute(f"SELECT 1 FROM pg_replication_slots WHERE slot_name = 'slot_{dbname}'") == []
         config = avro_config(pg, dbname, broker, reg.url, **{
             "converter.basic.auth.credentials.source": "USER_INFO", "converter.basic.auth.user.info": "pgcdc:s3cret"})
         with Running(config):

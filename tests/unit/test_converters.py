@@ -63,9 +63,10 @@ BAD = [
     ({"converter.bogus": "1"}, "converter.bogus: unknown option 'bogus' of the configured converters"),
     ({"value.converter.schemas.enable": "maybe"}, "value.converter.schemas.enable: must be true or false"),
     ({"value.converter": AVRO}, "value.converter.schema.registry.url: required by " + AVRO),
-    ({**REG, "value.converter.bearer.auth.token": "t"}, "value.converter.bearer.auth.token: is not supported yet"),
-    ({**REG, "value.converter.schema.registry.ssl.truststore.location": "/x"},
-     "value.converter.schema.registry.ssl.truststore.location: is not supported yet"),
+    ({**REG, "value.converter.bearer.auth.credentials.source": "SASL_OAUTHBEARER_INHERIT"},
+     "value.converter.bearer.auth.credentials.source: only static_token is supported yet"),
+    ({**REG, "value.converter.schema.registry.ssl.cipher.suites": "TLS_AES_128_GCM_SHA256"},
+     "value.converter.schema.registry.ssl.cipher.suites: is not supported yet"),
     ({**REG, "value.converter.value.subject.name.strategy": "x.Y"}, "unknown subject name strategy"),
     ({"header.converter": AVRO}, "header.converter: " + AVRO + " cannot be a header converter"),
     ({"value.converter": PROTOBUF}, "value.converter.schema.registry.url: required by " + PROTOBUF),
@@ -74,14 +75,13 @@ BAD = [
                                 ("optional.for.nullables", "true", "false"), ("skip.known.types", "false", "true"),
                                 ("enhanced.protobuf.schema.support", "true", "false"),
                                 ("scrub.invalid.names", "true", "false"))],
-    ({**PROTO_REG, "value.converter.bearer.auth.token": "t"}, "value.converter.bearer.auth.token: is not supported "
-                                                             "yet by " + PROTOBUF),
+    ({**PROTO_REG, "value.converter.schema.registry.ssl.cipher.suites": "x"},
+     "value.converter.schema.registry.ssl.cipher.suites: is not supported yet by " + PROTOBUF),
     ({**PROTO_REG, "value.converter.connect.meta.data": "true"}, "unknown option 'connect.meta.data' of " + PROTOBUF),
     *[({"value.converter": cls}, f"value.converter: {cls} is not supported yet") for cls in (
         "io.confluent.connect.json.JsonSchemaConverter",
         "io.apicurio.registry.utils.converter.AvroConverter", "io.debezium.converters.CloudEventsConverter",
         "io.debezium.converters.BinaryDataConverter", "org.apache.kafka.connect.storage.StringConverter")],
-    ({**REG, "sink.type": "embedded"}, "value.converter: the embedded engine hands records over in JsonConverter's"),
 ]
 
 

@@ -222,7 +222,6 @@ def test_partition_routing_through_a_null_struct_fails_the_record() -> None:
 @pytest.mark.parametrize(("option", "value", "message"), [
     ("partition.topic.num", "0", "expected a positive integer"),
     ("partition.payload.fields", "after.id,,source.table", "an empty element"),
-    ("partition.hash.function", "murmur", "murmur is not supported by pgcdc yet"),
 ])
 def test_partition_routing_bad_option_is_one_line(option: str, value: str, message: str) -> None:
     with pytest.raises(ConfigError, match=rf"^transforms\.p\.{re.escape(option)}: {message}"):
@@ -254,6 +253,8 @@ def test_timestamp_router_fails_a_change_event_which_has_no_record_timestamp() -
     ("TimestampConverter$Value", {"target.type": "Instant"}, "target.type",
      "expected one of string, unix, Date, Time, Timestamp"),
     ("HeaderFrom$Value", {"fields": "id", "headers": "h", "operation": "swap"}, "operation", "expected move or copy"),
+    ("ExtractField$Key", {"field": "a.b", "field.syntax.version": "V3"}, "field.syntax.version",
+     "expected V1 or V2"),
 ])
 def test_kafka_connect_value_transforms_bad_option_is_one_line(type_: str, opts: dict[str, str], option: str,
                                                                message: str) -> None:
