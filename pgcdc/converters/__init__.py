@@ -39,7 +39,7 @@ class Converter(Protocol):
 
 def make_converter(spec: ConverterSpec, stopping: Callable[[], bool] = lambda: False) -> Converter:
     """The converter a validated spec names (never JsonConverter: that one is the envelope's own path)."""
-    from pgcdc.converters.settings import AVRO, BYTE_ARRAY, CLOUDEVENTS
+    from pgcdc.converters.settings import AVRO, BYTE_ARRAY, CLOUDEVENTS, PROTOBUF
 
     if spec.cls == AVRO:
         from pgcdc.converters.avro import AvroConverter
@@ -49,6 +49,10 @@ def make_converter(spec: ConverterSpec, stopping: Callable[[], bool] = lambda: F
         from pgcdc.converters.cloudevents import CloudEventsConverter
 
         return CloudEventsConverter(spec, stopping)
+    if spec.cls == PROTOBUF:
+        from pgcdc.converters.protobuf import ProtobufConverter
+
+        return ProtobufConverter(spec, stopping)
     if spec.cls == BYTE_ARRAY:
         from pgcdc.converters.simple import ByteArrayConverter
 

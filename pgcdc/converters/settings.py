@@ -22,13 +22,14 @@ STRING = "org.apache.kafka.connect.storage.StringConverter"
 BYTE_ARRAY = "org.apache.kafka.connect.converters.ByteArrayConverter"
 AVRO = "io.confluent.connect.avro.AvroConverter"
 CLOUDEVENTS = "io.debezium.converters.CloudEventsConverter"
+PROTOBUF = "io.confluent.connect.protobuf.ProtobufConverter"
+REGISTRY_CLASSES = (AVRO, PROTOBUF)
 SIDES = ("key", "value", "header")
 ENGINE_PREFIX = "converter."
 PREFIXES = (*(f"{side}.converter." for side in SIDES), ENGINE_PREFIX)
 
 # Classes users name that pgcdc does not write yet: refused with one line.
 NOT_YET = frozenset({
-    "io.confluent.connect.protobuf.ProtobufConverter",
     "io.confluent.connect.json.JsonSchemaConverter",
     "io.apicurio.registry.utils.converter.AvroConverter",
     "io.apicurio.registry.utils.converter.ExtJsonConverter",
@@ -120,19 +121,27 @@ REGISTRY: dict[str, Check] = {
     "schema.registry.ssl.endpoint.identification.algorithm": _only("https"),
     "schema.registry.ssl.protocol": _any,
 }
+# What Confluent's serializers read besides the client (AbstractKafkaSchemaSerDeConfig), shared likewise.
+_SERDE: dict[str, Check] = {
+    "auto.register.schemas": _bool, "use.latest.version": _bool, "latest.compatibility.strict": _bool,
+    "key.subject.name.strategy": _strategy, "value.subject.name.strategy": _strategy, "schemas.cache.config": _int,
+    "max.schemas.per.subject": _int, "normalize.schemas": _only("false"), "scrub.invalid.names": _only("false"),
+    "schemas.enable": _any}  # JsonConverter's, handed to every converter by `converter.*`
 OPTIONS: dict[str, dict[str, Check]] = {
     JSON: {**_COMMON, "schemas.enable": _bool, "schemas.cache.size": _int, "decimal.format": _only("base64"),
            "replace.null.with.default": _bool},
     SIMPLE_HEADER: dict(_COMMON),
     STRING: {**_COMMON, "converter.encoding": _any},
     BYTE_ARRAY: dict(_COMMON),
-    AVRO: {**_COMMON, **REGISTRY, "auto.register.schemas": _bool, "use.latest.version": _bool,
-           "latest.compatibility.strict": _bool, "key.subject.name.strategy": _strategy,
-           "value.subject.name.strategy": _strategy, "schemas.cache.config": _int, "max.schemas.per.subject": _int,
-           "connect.meta.data": _only("true"),
-           "enhanced.avro.schema.support": _only("false"), "normalize.schemas": _only("false"),
-           "scrub.invalid.names": _only("false"), "avro.remove.java.properties": _only("false"),
-           "schemas.enable": _any},  # JsonConverter's, handed to every converter by `converter.*`
+    AVRO: {**_COMMON, **REGISTRY, **_SERDE, "connect.meta.data": _only("true"),
+           "enhanced.avro.schema.support": _only("false"), "avro.remove.java.properties": _only("false")},
+    # ProtobufConverter writes with the schema it derives; taking the subject's latest would need the message
+    # re-encoded for that schema, which it does not do yet.
+    PROTOBUF: {**_COMMON, **REGISTRY, **_SERDE, "use.latest.version": _only("false"),
+               "enhanced.protobuf.schema.support": _only("false"), "optional.for.nullables": _only("false"),
+               "optional.for.proto2": _only("false"), "wrapper.for.nullables": _only("false"),
+               "wrapper.for.raw.primitives": _bool, "skip.known.types": _only("true"),
+               "reference.lookup.only": _only("false")},
     CLOUDEVENTS: {**_COMMON, "serializer.type": _only("json", "avro"), "data.serializer.type": _only("json", "avro"),
                   "extension.attributes.enable": _bool, "schema.cloudevents.name": _any,
                   "schema.name.adjustment.mode": _only("none", "avro", "avro_unicode"),
@@ -154,7 +163,7 @@ MEANING: dict[str, str] = {
     "schema.registry.url": "required; one or more comma-separated URLs (user:password@ in a URL is basic auth; "
                            "`mock://<scope>` is confluent-kafka's in-memory registry, for tests)",
     "auto.register.schemas": "register a record's schema (default true); false: look it up, it must be registered",
-    "use.latest.version": "write with the subject's latest schema id (default false)",
+    "use.latest.version": "write with the subject's latest schema id (default false; ProtobufConverter: only false)",
     "latest.compatibility.strict": "with use.latest.version: the registry must find the record's schema compatible "
                                    "with the latest (default true)",
     "key.subject.name.strategy": "TopicNameStrategy (default), RecordNameStrategy or TopicRecordNameStrategy "
@@ -212,9 +221,16 @@ MEANING: dict[str, str] = {
     "avro.*": "CloudEvents: AvroConverter's options (`avro.schema.registry.url`, required with Avro, also "
               "written in `dataschema`; auth, subject strategies, …); `avro.apicurio.registry.url` is not "
               "supported yet",
+    "enhanced.protobuf.schema.support": "only `false`, the default",
+    "optional.for.nullables": "only `false`, the default (a nullable field is a plain proto3 field)",
+    "optional.for.proto2": "only `false`, the default",
+    "wrapper.for.nullables": "only `false`, the default (no google.protobuf wrappers for nullable fields)",
+    "wrapper.for.raw.primitives": "no effect (pgcdc's records are structs, never raw primitives)",
+    "skip.known.types": "only `true`, the default (well-known imports are not registered as references)",
+    "reference.lookup.only": "only `false`, the default",
 }
-_SIDE_CLASSES = {"key": (JSON, STRING, BYTE_ARRAY, AVRO, CLOUDEVENTS),
-                 "value": (JSON, STRING, BYTE_ARRAY, AVRO, CLOUDEVENTS), "header": (JSON, SIMPLE_HEADER)}
+_SIDE_CLASSES = {"key": (JSON, STRING, BYTE_ARRAY, AVRO, PROTOBUF, CLOUDEVENTS),
+                 "value": (JSON, STRING, BYTE_ARRAY, AVRO, PROTOBUF, CLOUDEVENTS), "header": (JSON, SIMPLE_HEADER)}
 
 
 def _knows(cls: str, name: str) -> bool:
@@ -285,7 +301,7 @@ def converter_specs(classes: Mapping[str, str], props: Mapping[str, str]) -> dic
                                           or name == "avro.apicurio.registry.url"):
                         raise ConfigError(f"{full}: is not supported yet by {cls}")
             if check is None:
-                if name.startswith(_REGISTRY_NOT_YET) and cls == AVRO:
+                if name.startswith(_REGISTRY_NOT_YET) and cls in REGISTRY_CLASSES:
                     raise ConfigError(f"{full}: is not supported yet by {cls}")
                 raise ConfigError(f"{full}: unknown option {name!r} of {cls}")
             try:
@@ -293,7 +309,7 @@ def converter_specs(classes: Mapping[str, str], props: Mapping[str, str]) -> dic
             except ValueError as exc:
                 raise ConfigError(f"{full}: {exc} (got {value!r})") from None
         spec = ConverterSpec(side, cls, tuple(options))
-        if cls == AVRO and not spec.get("schema.registry.url"):
+        if cls in REGISTRY_CLASSES and not spec.get("schema.registry.url"):
             raise ConfigError(f"{prefix}schema.registry.url: required by {cls}")
         if cls == CLOUDEVENTS:
             _check_cloudevents(spec, prefix)

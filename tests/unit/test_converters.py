@@ -22,6 +22,8 @@ BASE = {"topic.prefix": "dbserver1", "database.hostname": "127.0.0.1", "database
         "database.dbname": "inventory", "bootstrap.servers": "127.0.0.1:9092"}
 AVRO = "io.confluent.connect.avro.AvroConverter"
 REG = {"value.converter": AVRO, "value.converter.schema.registry.url": "mock://unit"}
+PROTOBUF = "io.confluent.connect.protobuf.ProtobufConverter"
+PROTO_REG = {"value.converter": PROTOBUF, "value.converter.schema.registry.url": "mock://unit"}
 
 GOOD = [  # (properties, (key schemas.enable, value schemas.enable), (key class, value class))
     ({}, (True, True), ("JsonConverter", "JsonConverter")),
@@ -41,6 +43,8 @@ GOOD = [  # (properties, (key schemas.enable, value schemas.enable), (key class,
      ("JsonConverter", "ByteArrayConverter")),
     ({"header.converter": "org.apache.kafka.connect.storage.SimpleHeaderConverter"}, (True, True),
      ("JsonConverter", "JsonConverter")),
+    ({"key.converter": PROTOBUF, "value.converter": PROTOBUF, "converter.schema.registry.url": "mock://u",
+      "converter.wrapper.for.raw.primitives": "true"}, (True, True), ("ProtobufConverter", "ProtobufConverter")),
 ]
 
 
@@ -67,8 +71,17 @@ BAD = [
     ({"header.converter": AVRO}, "header.converter: " + AVRO + " cannot be a header converter"),
     ({"header.converter": "io.debezium.converters.CloudEventsConverter"},
      "header.converter: io.debezium.converters.CloudEventsConverter cannot be a header converter"),
+    ({"value.converter": PROTOBUF}, "value.converter.schema.registry.url: required by " + PROTOBUF),
+    *[({**PROTO_REG, f"value.converter.{name}": value}, f"value.converter.{name}: only {only} is supported yet")
+      for name, value, only in (("use.latest.version", "true", "false"), ("wrapper.for.nullables", "true", "false"),
+                                ("optional.for.nullables", "true", "false"), ("skip.known.types", "false", "true"),
+                                ("enhanced.protobuf.schema.support", "true", "false"),
+                                ("scrub.invalid.names", "true", "false"))],
+    ({**PROTO_REG, "value.converter.schema.registry.ssl.cipher.suites": "x"},
+     "value.converter.schema.registry.ssl.cipher.suites: is not supported yet by " + PROTOBUF),
+    ({**PROTO_REG, "value.converter.connect.meta.data": "true"}, "unknown option 'connect.meta.data' of " + PROTOBUF),
     *[({"value.converter": cls}, f"value.converter: {cls} is not supported yet") for cls in (
-        "io.confluent.connect.protobuf.ProtobufConverter", "io.confluent.connect.json.JsonSchemaConverter",
+        "io.confluent.connect.json.JsonSchemaConverter",
         "io.apicurio.registry.utils.converter.AvroConverter",
         "io.debezium.converters.BinaryDataConverter", "org.apache.kafka.connect.storage.StringConverter")],
 ]
