@@ -32,12 +32,25 @@ class DecodeOptions:
       9999-12-31 23:59:59.999999; infinity to the top, -infinity to the bottom) instead of null.
       "quarantine": the whole record goes to the quarantine (key columns always do: a row needs its key).
 
+    Flattened records (ExtractNewRecordState; recognised by a value schema named `*.Value`, see flattened.py):
+    exact: refuse (one line, nothing applied) a topic whose flattened records cannot give the exact table:
+      without `deleted_field` (delete.tombstone.handling.mode other than rewrite/rewrite-with-tombstone), an
+      LSN field or `op_field`. False applies them anyway, ordered by Kafka offset where no LSN is given.
+    lsn_fields, op_field, deleted_field: the names `add.fields` gave them (`lsn` -> `__lsn`, `source.lsn` ->
+      `__source_lsn`, `op` -> `__op`); the first of lsn_fields present is used.
+    added_prefix: `add.fields.prefix`. Fields with it at the end of the value (where the transform appends
+      them) are not columns of the table.
     """
 
     time_as: str = "long"
     variable_scale: int = 18
     binary_mode: str = "bytes"
     unrepresentable: str = "null"
+    exact: bool = True
+    lsn_fields: tuple[str, ...] = ("__lsn", "__source_lsn")
+    op_field: str = "__op"
+    deleted_field: str = "__deleted"
+    added_prefix: str = "__"
 
     def __post_init__(self) -> None:
         if self.unrepresentable not in UNREPRESENTABLE_MODES:
