@@ -191,6 +191,9 @@ def _transforms_section() -> list[str]:
             "replacement. `replace.null.with.default` is accepted: the envelope's JSON already carries what it "
             "decides. InsertHeader's `value.literal` may be a string, boolean or integer (a literal Kafka Connect "
             "would parse as a decimal, date, array or map is refused).", "",
+            "`pgcdc.spark` builds exact current-state tables from ExtractNewRecordState's records when they carry "
+            "`__deleted`, `__lsn` and `__op` (`delete.tombstone.handling.mode=rewrite`, `add.fields=op,lsn`); other "
+            "configurations are refused there unless asked for, see docs/spark.md \"Flattened records\".", "",
             "The outbox `io.debezium.transforms.outbox.EventRouter` behaves as Debezium 3.6.3 was measured to, "
             "including where that fails a record (which stops the connector unless `errors.tolerance=all`): with "
             "`table.expand.json.payload=true` a top-level JSON array or an integer beyond 64 bits fails the "

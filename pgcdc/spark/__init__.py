@@ -17,7 +17,7 @@ from typing import Any
 _EXPORTS = {
     "apply_changes": "apply", "read_quarantine": "apply", "read_table": "apply", "table_path": "apply",
     "Decoded": "changes", "TableChanges": "changes", "decode_changes": "changes",
-    "KafkaDataSource": "reader", "DecodeOptions": "schema", "row_codec": "schema",
+    "KafkaDataSource": "reader", "DecodeOptions": "fieldcodec", "row_codec": "schema",
     "local_session": "session", "stream_to_tables": "session", "kafka_package": "session",
     "delta_package": "session",
 }

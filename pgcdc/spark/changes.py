@@ -23,6 +23,9 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from pgcdc.errors import ConfigError
+from pgcdc.spark import flattened
+from pgcdc.spark.flattened import probe_fields
 from pgcdc.spark.schema import DecodeOptions, envelope_fields, row_codec
 
 POS = "__pgcdc_pos"
@@ -40,7 +43,6 @@ QUARANTINE_SCHEMA = T.StructType([
     T.StructField("value", T.BinaryType()), T.StructField("reason", T.StringType()),
 ])
 
-_PROBE = "struct<schema: string, payload: struct<op: string, source: struct<lsn: bigint>>>"
 _KEY_PROBE = "struct<schema: string, payload: string>"
 
 
@@ -73,48 +75,89 @@ def _pos(lsn: Column, kind: int | Column, partition: Column, offset: Column) -> 
 def decode_changes(raw: DataFrame, options: DecodeOptions | None = None,
                    topics: set[str] | None = None) -> Decoded:
     """Decode a batch of Kafka records. `topics`: the table topics expected (others are quarantined);
-    None accepts every topic whose records are Debezium change envelopes."""
+    None accepts every topic whose records are Debezium change envelopes or flattened rows (flattened.py).
+    Raises ConfigError (nothing decoded) for flattened topics that cannot be applied exactly when
+    `options.exact`."""
     options = options or DecodeOptions()
+    probe = (f"struct<schema: string, payload: struct<op: string, source: struct<lsn: bigint>, "
+             f"{probe_fields(options)}>>")
+    flat_lsn = F.coalesce(*(F.col(f"v.payload.`{n}`") for n in options.lsn_fields))
     base = raw.select(
         "topic", "partition", "offset", "key", "value",
-        F.from_json(F.col("value").cast("string"), _PROBE).alias("v"),
+        F.from_json(F.col("value").cast("string"), probe).alias("v"),
         F.from_json(F.col("key").cast("string"), _KEY_PROBE).alias("k"),
     ).select(
-        "*",
+        "topic", "partition", "offset", "key", "value",
         F.xxhash64("v.schema").alias("vh"), F.xxhash64("k.schema").alias("kh"),
-        F.col("v.payload.op").alias("op"), F.col("v.payload.source.lsn").alias("lsn"),
-    )
+        F.col("v.schema").isNull().alias("no_schema"), F.col("k.payload").isNull().alias("no_key"),
+        F.col("v.payload").isNull().alias("no_payload"),
+        F.col("v.payload.op").alias("env_op"), F.col("v.payload.source.lsn").alias("env_lsn"),
+        F.col(f"v.payload.`{options.op_field}`").alias("flat_op"), flat_lsn.alias("flat_lsn"),
+        (F.col(f"v.payload.`{options.deleted_field}`") == "true").alias("flat_deleted"),
+    ).persist()
+    # The form (envelope or flattened) is a property of the schema version: decided once per version below.
+    shaped = base.filter(F.col("value").isNull() | ~F.col("no_schema"))
+    if topics is not None:
+        shaped = shaped.filter(F.col("topic").isin(*sorted(topics)))
+    versions = (shaped.groupBy("topic", "vh", "kh")
+                .agg(F.first("value").alias("sample_value"), F.first("key").alias("sample_key"),
+                     F.max(_pos(F.col("env_lsn"), 1, F.col("partition"), F.col("offset"))).alias("newest"),
+                     F.max(_pos(F.col("flat_lsn"), 1, F.col("partition"), F.col("offset"))).alias("newest_flat"),
+                     F.max(F.when(F.col("env_op") == "t",
+                                  _pos(F.col("env_lsn"), 1, F.col("partition"), F.col("offset"))))
+                     .alias("truncate"))
+                .collect())
+    by_topic: dict[str, list[dict[str, Any]]] = {}
+    flat_hashes: list[int] = []
+    for row in versions:
+        version = row.asDict()
+        vs = _schema(version.pop("sample_value"))
+        version["vs"] = None if vs is None else json.dumps(vs)
+        version["ks"] = _schema_text(version.pop("sample_key"))
+        version["flat"] = None
+        if vs is not None and flattened.is_flattened(vs):
+            version["flat"] = flattened.shape(vs, options)
+            version["newest"], version["truncate"] = version["newest_flat"], None
+            flat_hashes.append(row["vh"])
+        by_topic.setdefault(row["topic"], []).append(version)
+    for topic, rows in sorted(by_topic.items()) if options.exact else ():
+        shapes = [v["flat"] for v in rows if v["flat"] is not None]
+        refused = flattened.refusal(topic, shapes, options) if shapes else None
+        if refused is not None:
+            base.unpersist()
+            raise ConfigError(refused)
+
+    is_flat = F.col("vh").isin(*flat_hashes) if flat_hashes else F.lit(False)
+    op = F.when(is_flat, F.coalesce(F.col("flat_op"), F.when(F.col("flat_deleted") | F.col("no_payload"), "d"),
+                                    F.lit("u"))).otherwise(F.col("env_op"))
+    lsn = F.when(is_flat, F.col("flat_lsn")).otherwise(F.col("env_lsn"))
+    # Deletes: an envelope's `d`, a rewritten flattened delete (`__deleted`), and records without a row: Kafka
+    # tombstones and the null value the transform's tombstone mode writes. Those carry no LSN (kind 2, below).
+    rowless = F.col("value").isNull() | (is_flat & F.col("no_payload"))
+    kind = F.when(rowless, F.lit(2)).when(F.col("op") == "r", F.lit(0)).otherwise(F.lit(1))
+    deleted = F.when(rowless, F.lit(True)).when(is_flat, F.col("flat_deleted") | (F.col("op") == "d")).otherwise(
+        F.col("op") == "d")
     reason = (
         F.when(F.lit(topics is not None) & ~F.col("topic").isin(*(sorted(topics or ()))), F.lit("unknown topic"))
         .when(F.col("key").isNull() & F.col("value").isNull(), F.lit("record without key and value"))
-        .when(F.col("value").isNotNull() & F.col("v.schema").isNull(),
+        .when(F.col("value").isNotNull() & F.col("no_schema"),
               F.lit("malformed envelope: value is not JSON with schema and payload "
                     "(value.converter.schemas.enable must be true)"))
         .when(F.col("value").isNotNull() & F.col("op").isNull(), F.lit("malformed envelope: no payload.op"))
         .when(F.col("value").isNotNull() & ~F.col("op").isin("c", "u", "d", "r", "t"),
               F.concat(F.lit("not a row change: op "), F.col("op")))
-        .when(F.col("value").isNotNull() & F.col("lsn").isNull(), F.lit("malformed envelope: no source.lsn"))
-        .when((F.col("op") != "t") & F.col("k.payload").isNull(),
-              F.lit("no key: table without primary key or malformed key"))
+        .when(F.col("value").isNotNull() & ~is_flat & F.col("lsn").isNull(),
+              F.lit("malformed envelope: no source.lsn"))
+        .when(F.lit(options.exact) & is_flat & ~F.col("no_payload") & F.col("lsn").isNull(),
+              F.lit("flattened record without an LSN"))
+        .when((F.col("op") != "t") & F.col("no_key"), F.lit("no key: table without primary key or malformed key"))
     )
-    # Cached for the passes below; the schema texts are not kept (a sample record per version is enough).
-    base = base.select("topic", "partition", "offset", "key", "value", "vh", "kh", "op", "lsn",
-                       reason.alias("reason")).persist()
-    bad = base.filter(F.col("reason").isNotNull()).select("topic", "partition", "offset", "key", "value", "reason")
-    good = base.filter(F.col("reason").isNull())
-
-    versions = (good.groupBy("topic", "vh", "kh")
-                .agg(F.first("value").alias("sample_value"), F.first("key").alias("sample_key"),
-                     F.max(_pos(F.col("lsn"), 1, F.col("partition"), F.col("offset"))).alias("newest"),
-                     F.max(F.when(F.col("op") == "t", _pos(F.col("lsn"), 1, F.col("partition"), F.col("offset"))))
-                     .alias("truncate"))
-                .collect())
-    by_topic: dict[str, list[dict[str, Any]]] = {}
-    for row in versions:
-        version = row.asDict()
-        version["vs"] = _schema_text(version.pop("sample_value"))
-        version["ks"] = _schema_text(version.pop("sample_key"))
-        by_topic.setdefault(row["topic"], []).append(version)
+    checked = (base.select("topic", "partition", "offset", "key", "value", "vh", "kh", op.alias("op"),
+                           lsn.alias("lsn"), "no_payload", "no_schema", "no_key", "flat_deleted")
+               .select("*", kind.alias("kind"), deleted.alias("deleted"), reason.alias("reason")))
+    bad = checked.filter(F.col("reason").isNotNull()).select("topic", "partition", "offset", "key", "value",
+                                                             "reason")
+    good = checked.filter(F.col("reason").isNull())
 
     decoded = Decoded()
     quarantined = [bad]
@@ -131,10 +174,21 @@ def decode_changes(raw: DataFrame, options: DecodeOptions | None = None,
     return decoded
 
 
-def _schema_text(record: bytes | bytearray | None) -> str | None:
+def _schema(record: bytes | bytearray | None) -> dict[str, Any] | None:
+    """The Connect schema of a sample record; None for records that have none (they are quarantined: the
+    versions are sampled before the per-record checks, which need to know each version's form)."""
     if record is None:
         return None
-    schema = json.loads(bytes(record)).get("schema")
+    try:
+        parsed = json.loads(bytes(record))
+    except ValueError:
+        return None
+    schema = parsed.get("schema") if isinstance(parsed, dict) else None
+    return schema if isinstance(schema, dict) else None
+
+
+def _schema_text(record: bytes | bytearray | None) -> str | None:
+    schema = _schema(record)
     return None if schema is None else json.dumps(schema)
 
 
@@ -145,7 +199,7 @@ def _decode_table(good: DataFrame, topic: str, versions: list[Any],
     # The table's newest value schema; truncate-only versions carry no row schema.
     row_versions = []
     for v in value_versions:
-        after = envelope_fields(json.loads(v["vs"])).get("after")
+        after = _row_schema(v)
         if after is not None and v["ks"] is not None:
             row_versions.append((v, after))
     newest = max((v["newest"] for v in versions), default="")
@@ -176,22 +230,26 @@ def _decode_table(good: DataFrame, topic: str, versions: list[Any],
                                                   ).alias("kp"))
             key_vals, key_err = key_codec.decode(F.col("kp.payload"))
             cols = [F.lit(None).cast(latest.typed[n].dataType).alias(n) for n in latest.names if n not in keys]
-            parts.append(_finish(parsed, key_vals, cols + no_list, key_err, tombstone=True))
+            parts.append(_finish(parsed, key_vals, cols + no_list, key_err))
             continue
-        after = envelope_fields(json.loads(v["vs"])).get("after")
+        after = _row_schema(v)
         if after is None:
             continue
         codec = row_codec(after, options)
         part = rows_here.filter((F.col("vh") == v["vh"]) & (F.col("kh") == v["kh"]) & (F.col("op") != "t"))
-        value_type = T.StructType([T.StructField("payload", T.StructType([
-            T.StructField("before", codec.raw), T.StructField("after", codec.raw)]))])
+        if v["flat"] is not None:  # the payload is the row (the added fields are not parsed into it)
+            value_type = T.StructType([T.StructField("payload", codec.raw)])
+        else:
+            value_type = T.StructType([T.StructField("payload", T.StructType([
+                T.StructField("before", codec.raw), T.StructField("after", codec.raw)]))])
         parsed = part.select(
             "*",
             F.from_json(F.col("value").cast("string"), value_type).alias("vp"),
             F.from_json(F.col("key").cast("string"),
                         T.StructType([T.StructField("payload", key_codec.raw)])).alias("kp"),
         )
-        image = F.when(F.col("op") == "d", F.col("vp.payload.before")).otherwise(F.col("vp.payload.after"))
+        image = (F.col("vp.payload") if v["flat"] is not None
+                 else F.when(F.col("op") == "d", F.col("vp.payload.before")).otherwise(F.col("vp.payload.after")))
         err: Column | None = None
         unrepresentable: Column | None = None
         if keep:
@@ -213,7 +271,7 @@ def _decode_table(good: DataFrame, topic: str, versions: list[Any],
         if listed:
             cols.append(unrepresentable.alias(UNREPRESENTABLE) if unrepresentable is not None else no_list[0])
         error = F.coalesce(err, key_err) if err is not None else key_err
-        parts.append(_finish(parsed, key_vals, cols, error, tombstone=False))
+        parts.append(_finish(parsed, key_vals, cols, error))
 
     if not parts:
         return None, None
@@ -245,15 +303,20 @@ def _key_field(keys: tuple[str, ...], name: str, versions: list[Any], options: D
     raise KeyError(name)
 
 
-def _finish(parsed: DataFrame, key_vals: list[Column], cols: list[Column], error: Column | None,
-            tombstone: bool) -> DataFrame:
+def _row_schema(version: dict[str, Any]) -> dict[str, Any] | None:
+    """The row's Connect schema in a version: the envelope's `after`, or the flattened row's own fields."""
+    if version["flat"] is not None:
+        row: dict[str, Any] = version["flat"].row
+        return row
+    return envelope_fields(json.loads(version["vs"])).get("after")
+
+
+def _finish(parsed: DataFrame, key_vals: list[Column], cols: list[Column], error: Column | None) -> DataFrame:
     """One schema version's rows: key columns, aligned value columns, and what ordering and errors need."""
-    kind = F.lit(2) if tombstone else F.when(F.col("op") == "r", F.lit(0)).otherwise(F.lit(1))
     return parsed.select(
         *key_vals, *cols,
-        F.col("op").alias(OP),
-        (F.lit(True) if tombstone else (F.col("op") == "d")).alias(DELETED),
-        F.col("lsn").alias("__lsn"), kind.alias("__kind"),
+        F.col("op").alias(OP), F.col("deleted").alias(DELETED),
+        F.col("lsn").alias("__lsn"), F.col("kind").alias("__kind"),
         "partition", "offset",
         F.col("key").cast("string").alias("__key"),
         F.col("key").alias("__rkey"), F.col("value").alias("__rvalue"),
