@@ -34,7 +34,7 @@ TIMESTAMP = "org.apache.kafka.connect.data.Timestamp"
 # arrays of them, logical-decoding message content), and a bytes schema that is a byte[] itself (measured).
 _BYTE_ARRAY_STRUCTS = frozenset({"io.debezium.data.VariableScaleDecimal", "io.debezium.data.geometry.Point",
                                  "io.debezium.data.geometry.Geometry", "io.debezium.data.geometry.Geography"})
-_BYTE_ARRAY_NAMES = frozenset({"io.debezium.data.Bits"})
+BYTE_ARRAY_NAMES = frozenset({"io.debezium.data.Bits"})
 _MS_PER_DAY = 86_400_000
 _DAYS = ("Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed")  # day 0 (1970-01-01) was a Thursday
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -129,7 +129,7 @@ def to_string(schema: dict[str, Any] | None, parent: str | None = None) -> Rende
     if kind == "boolean":
         return lambda v: "true" if v else "false"
     if kind == "bytes":
-        if name in _BYTE_ARRAY_NAMES or parent in _BYTE_ARRAY_STRUCTS:
+        if name in BYTE_ARRAY_NAMES or parent in _BYTE_ARRAY_STRUCTS:
             return lambda v: _identity(base64.b64decode(v))
         return _byte_buffer
     if kind == "string":

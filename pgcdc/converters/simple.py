@@ -15,7 +15,7 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
-from pgcdc.converters.java_text import header_text, to_string
+from pgcdc.converters.java_text import BYTE_ARRAY_NAMES, header_text, to_string
 from pgcdc.converters.settings import (BOOLEAN, BYTE_ARRAY, DBZ_BINARY, DBZ_BYTE_ARRAY, JSON, NUMBERS, SIMPLE_HEADER,
                                        STRING, ConverterSpec)
 from pgcdc.errors import ConfigError, ConversionError
@@ -25,7 +25,7 @@ _CONNECT_CLASS = {"struct": "org.apache.kafka.connect.data.Struct", "string": "j
                   "array": "java.util.ArrayList", "map": "java.util.HashMap", "boolean": "java.lang.Boolean",
                   "int8": "java.lang.Byte", "int16": "java.lang.Short", "int32": "java.lang.Integer",
                   "int64": "java.lang.Long", "float": "java.lang.Float", "double": "java.lang.Double",
-                  "bytes": "java.nio.HeapByteBuffer"}
+                  "bytes": "java.nio.HeapByteBuffer"}  # bytea values; a bit string is a byte[]
 _LOGICAL_CLASS = {"org.apache.kafka.connect.data.Decimal": "java.math.BigDecimal",
                   "org.apache.kafka.connect.data.Date": "java.util.Date",
                   "org.apache.kafka.connect.data.Time": "java.util.Date",
@@ -60,7 +60,7 @@ class ByteArrayConverter:
         self.side = spec.side
 
     def prepare(self, schema: dict[str, Any] | None) -> Any:
-        if schema is None or schema["type"] == "bytes":
+        if schema is None or schema["type"] == "bytes":  # a byte[] or a ByteBuffer (Kafka 3.x+)
             b64 = base64.b64decode
             return lambda topic, value: None if value is None else b64(value)
         cls = java_class(schema)
@@ -134,7 +134,10 @@ class DebeziumBinaryConverter:
         self.delegate = delegate
 
     def prepare(self, schema: dict[str, Any] | None) -> Any:
-        if schema is None or schema["type"] == "bytes":
+        # BinaryDataConverter takes a byte[] or a ByteBuffer; ByteArrayConverter only a byte[], and Debezium
+        # hands a bytea value over as a ByteBuffer (java_text), so that goes to its delegate (measured).
+        if schema is None or (schema["type"] == "bytes" and (self.name == "BinaryDataConverter"
+                                                              or schema.get("name") in BYTE_ARRAY_NAMES)):
             b64 = base64.b64decode
             return lambda topic, value: None if value is None else b64(value)
         if self.delegate is not None:
@@ -180,6 +183,8 @@ def make_simple(spec: ConverterSpec, make: Callable[[ConverterSpec], Any]) -> An
     if spec.cls == JSON:
         return JsonDelegate(spec)
     if spec.cls in (DBZ_BINARY, DBZ_BYTE_ARRAY):
-        delegate = spec.delegate
+        # A header converter is configured through HeaderConverter.configure(Map), which Debezium's converters
+        # leave empty: no delegate, whatever the options say (measured: every non-bytes header fails).
+        delegate = spec.delegate if spec.side != "header" else None
         return DebeziumBinaryConverter(spec, None if delegate is None else make(delegate))
     return None
