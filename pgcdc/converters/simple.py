@@ -19,6 +19,7 @@ from pgcdc.converters.java_text import BYTE_ARRAY_NAMES, header_text, to_string
 from pgcdc.converters.settings import (BOOLEAN, BYTE_ARRAY, DBZ_BINARY, DBZ_BYTE_ARRAY, JSON, NUMBERS, SIMPLE_HEADER,
                                        STRING, ConverterSpec)
 from pgcdc.errors import ConfigError, ConversionError
+from pgcdc.lsn import format_lsn
 
 # The Java class a Connect value of each schema type is (in a SourceRecord from Debezium).
 _CONNECT_CLASS = {"struct": "org.apache.kafka.connect.data.Struct", "string": "java.lang.String",
@@ -48,7 +49,10 @@ def _refuse(side: str, message: Callable[[str], str]) -> Callable[[str, Any], by
     def refuse(topic: str, value: Any) -> bytes | None:
         if value is None:
             return None
-        raise ConversionError(f"{side}.converter: topic {topic}: {message(topic)}")
+        source = value.get("source") if isinstance(value, dict) else None
+        at = f" at LSN {format_lsn(source['lsn'])}" if isinstance(source, dict) and source.get("lsn") is not None \
+            else ""
+        raise ConversionError(f"{side}.converter: topic {topic}{at}: {message(topic)}")
     return refuse
 
 
