@@ -94,7 +94,8 @@ class ConnectorConfig(SourceFields):
     value_converter: str = Field(JSON_CONVERTER, alias="value.converter")
     """Kafka Connect converter class for values (as key.converter); options `value.converter.*`."""
     header_converter: str = Field(JSON_CONVERTER, alias="header.converter")
-    """JsonConverter (or Connect's SimpleHeaderConverter, same output for Debezium's headers)."""
+    """Kafka Connect converter class for header values: JsonConverter (the Debezium engine's), Connect's
+    SimpleHeaderConverter (a Connect worker's default), StringConverter, …; options `header.converter.*`."""
     key_converter_schemas_enable: bool = Field(True, alias="key.converter.schemas.enable")
     """JsonConverter keys: wrap them in {schema, payload} (`converter.schemas.enable` sets both sides)."""
     value_converter_schemas_enable: bool = Field(True, alias="value.converter.schemas.enable")
@@ -232,6 +233,12 @@ class ConnectorConfig(SourceFields):
         problems = []
         if self.sink_type == "kafka" and not self.bootstrap_servers:
             problems.append("bootstrap.servers (or kafka.bootstrap.servers) is required when sink.type=kafka")
+        header = self.converter_specs.get("header")
+        key = self.converter_specs.get("key")
+        if header is not None and header.cls != JSON_CONVERTER and key is not None and key.cls == JSON_CONVERTER \
+                and not self.key_converter_schemas_enable:
+            problems.append(f"header.converter: {header.cls} writes the __debezium.newkey/oldkey headers from "
+                            "the key's schema, which key.converter.schemas.enable=false leaves out")
         if self.offset_storage == "kafka" and not self.bootstrap_servers:
             problems.append("offset.storage=kafka needs bootstrap.servers; or set offset.storage to file/memory")
         missing = [t for t in self.snapshot_select_statement_overrides if t not in self.snapshot_select_statements]
@@ -309,7 +316,15 @@ class ConnectorConfig(SourceFields):
         """The configured single message transforms (pgcdc.transforms.chain.Chain), or None."""
         from pgcdc.transforms.config import build_chain
 
-        return build_chain(self.transform_props, self.key_converter_schemas_enable)
+        return build_chain(self.transform_props, self.header_schemas)
+
+    @property
+    def header_schemas(self) -> bool:
+        """Whether header values are written with their schema up to the header converter: with JsonConverter
+        as the keys' schemas.enable says (the engine's JSON headers), with any other header converter always
+        (it reads the schema, pgcdc.converters.sink)."""
+        spec = self.converter_specs.get("header")
+        return self.key_converter_schemas_enable or (spec is not None and spec.cls != JSON_CONVERTER)
 
     def libpq_params(self, replication: bool = False) -> dict[str, Any]:
         return client_settings.libpq_params(self, replication)

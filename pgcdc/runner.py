@@ -67,7 +67,7 @@ class Connector:
         self._chain = config.transform_chain()
         self._out_schemas = (config.key_converter_schemas_enable, config.value_converter_schemas_enable)
         # One run id per process start, like Debezium's __debezium.context.runId (a UUIDv7).
-        self.context_headers = context_headers(config.topic_prefix, uuid7(), config.key_converter_schemas_enable)
+        self.context_headers = context_headers(config.topic_prefix, uuid7(), config.header_schemas)
         if self._chain is not None:
             config = config.model_copy(update={"key_converter_schemas_enable": True,
                                                "value_converter_schemas_enable": True})
@@ -287,6 +287,7 @@ class Connector:
             resume=resume, context_headers=self.context_headers,
             message_filter=c.keeps_message if c.message_prefix_include_list or c.message_prefix_exclude_list else None,
             transaction_topic=c.transaction_topic, streaming_snapshot=tables_settings.source_snapshot,
+            binary_mode=c.binary_handling_mode,
         )
         stack.callback(capture.streams.close)
         if c.signal_data_collection or {"kafka", "file"} & set(c.signal_enabled_channels):

@@ -7,7 +7,6 @@ at most the transactions whose records were not yet acknowledged.
 
 from __future__ import annotations
 
-import base64
 import struct
 import logging
 import time
@@ -29,6 +28,7 @@ from pgcdc.envelope.source import (
     MESSAGE_KEY_SCHEMA,
     TX_KEY_SCHEMA,
     TX_VALUE_SCHEMA,
+    message_content,
     message_value_schema,
 )
 from pgcdc.envelope.table import TableEvents
@@ -54,7 +54,7 @@ class ChangeCapture:
                  context_headers: list[tuple[str, bytes]] | None = None,
                  message_filter: Callable[[str], bool] | None = None,
                  transaction_topic: str | None = None, unpublished_operations: frozenset[str] = frozenset(),
-                 streaming_snapshot: str | None = "false") -> None:
+                 streaming_snapshot: str | None = "false", binary_mode: str = "bytes") -> None:
         self.sink = sink
         self.streaming_snapshot = streaming_snapshot  # source.snapshot of streamed events (EnvelopeSettings)
         self.message_filter = message_filter  # message.prefix.include/exclude.list: True keeps the prefix
@@ -80,7 +80,8 @@ class ChangeCapture:
         self.tx_key = connect.Wrapper(TX_KEY_SCHEMA, key_schemas)
         self.tx_value = connect.Wrapper(TX_VALUE_SCHEMA, value_schemas)
         self.msg_key = connect.Wrapper(MESSAGE_KEY_SCHEMA, key_schemas)
-        self.msg_value = connect.Wrapper(message_value_schema(), value_schemas)
+        self.msg_value = connect.Wrapper(message_value_schema(binary_mode), value_schemas)
+        self.msg_content = message_content(binary_mode)
         self.hb_key = connect.Wrapper(HEARTBEAT_KEY_SCHEMA, key_schemas)
         self.hb_value = connect.Wrapper(HEARTBEAT_VALUE_SCHEMA, value_schemas)
         # Transaction state.
@@ -386,7 +387,7 @@ class ChangeCapture:
         value = {
             "op": "m", "ts_ms": now_ns // 1_000_000, "source": source,
             "transaction": self._tx_block(MESSAGE_COLLECTION, lsn) if msg.transactional else None,
-            "message": {"prefix": msg.prefix, "content": base64.b64encode(msg.content).decode()},
+            "message": {"prefix": msg.prefix, "content": self.msg_content(msg.content)},
         }
         # Debezium sends logical-decoding messages without the context headers.
         self.sink.send(self.msg_topic, self.msg_key({"prefix": msg.prefix}), self.msg_value(value))

@@ -38,8 +38,10 @@ class Converter(Protocol):
 
 
 def make_converter(spec: ConverterSpec, stopping: Callable[[], bool] = lambda: False) -> Converter:
-    """The converter a validated spec names (never JsonConverter: that one is the envelope's own path)."""
-    from pgcdc.converters.settings import AVRO, BYTE_ARRAY, CLOUDEVENTS, PROTOBUF
+    """The converter a validated spec names (JsonConverter only as a delegate or a header converter: keys and
+    values are the envelope's own JsonConverter output)."""
+    from pgcdc.converters.settings import AVRO, CLOUDEVENTS, PROTOBUF
+    from pgcdc.converters.simple import make_simple
 
     if spec.cls == AVRO:
         from pgcdc.converters.avro import AvroConverter
@@ -53,8 +55,7 @@ def make_converter(spec: ConverterSpec, stopping: Callable[[], bool] = lambda: F
         from pgcdc.converters.protobuf import ProtobufConverter
 
         return ProtobufConverter(spec, stopping)
-    if spec.cls == BYTE_ARRAY:
-        from pgcdc.converters.simple import ByteArrayConverter
-
-        return ByteArrayConverter(spec)
-    raise AssertionError(f"no converter is built for {spec.cls}")
+    converter = make_simple(spec, lambda delegate: make_converter(delegate, stopping))
+    if converter is None:
+        raise AssertionError(f"no converter is built for {spec.cls}")
+    return converter

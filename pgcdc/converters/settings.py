@@ -20,6 +20,11 @@ JSON = "org.apache.kafka.connect.json.JsonConverter"
 SIMPLE_HEADER = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
 STRING = "org.apache.kafka.connect.storage.StringConverter"
 BYTE_ARRAY = "org.apache.kafka.connect.converters.ByteArrayConverter"
+DBZ_BINARY = "io.debezium.converters.BinaryDataConverter"
+DBZ_BYTE_ARRAY = "io.debezium.converters.ByteArrayConverter"
+NUMBERS = tuple(f"org.apache.kafka.connect.converters.{n}Converter" for n in ("Double", "Float", "Integer", "Long",
+                                                                               "Short"))
+BOOLEAN = "org.apache.kafka.connect.converters.BooleanConverter"
 AVRO = "io.confluent.connect.avro.AvroConverter"
 CLOUDEVENTS = "io.debezium.converters.CloudEventsConverter"
 PROTOBUF = "io.confluent.connect.protobuf.ProtobufConverter"
@@ -35,15 +40,6 @@ NOT_YET = frozenset({
     "io.apicurio.registry.utils.converter.ExtJsonConverter",
     "io.apicurio.registry.utils.converter.JsonConverter",
     "io.apicurio.registry.utils.converter.ProtobufConverter",
-    "io.debezium.converters.BinaryDataConverter",
-    "io.debezium.converters.ByteArrayConverter",
-    "org.apache.kafka.connect.converters.DoubleConverter",
-    "org.apache.kafka.connect.converters.FloatConverter",
-    "org.apache.kafka.connect.converters.IntegerConverter",
-    "org.apache.kafka.connect.converters.LongConverter",
-    "org.apache.kafka.connect.converters.ShortConverter",
-    "org.apache.kafka.connect.converters.BooleanConverter",
-    STRING,  # Struct.toString of Debezium's records: not written yet
 })
 
 Check = Callable[[str], Any]
@@ -92,6 +88,26 @@ def _metadata_source(v: str) -> str:
     return v
 
 
+def _encoding(v: str) -> str:
+    import codecs
+
+    name = v.strip().lower().replace("_", "-")
+    try:
+        codecs.lookup("utf-16-be" if name == "utf-16" else name)
+    except LookupError:
+        raise ValueError("unknown character encoding") from None
+    return name
+
+
+def _class(v: str) -> str:
+    cls = v.strip()
+    if cls in NOT_YET:
+        raise ValueError(f"{cls} is not supported yet")
+    if cls not in OPTIONS or cls in (SIMPLE_HEADER, DBZ_BINARY, DBZ_BYTE_ARRAY):
+        raise ValueError("not a converter class pgcdc can delegate to")
+    return cls
+
+
 def _strategy(v: str) -> str:
     if v not in SUBJECT_STRATEGIES:
         raise ValueError(f"unknown subject name strategy; use one of {', '.join(SUBJECT_STRATEGIES)}")
@@ -131,8 +147,11 @@ OPTIONS: dict[str, dict[str, Check]] = {
     JSON: {**_COMMON, "schemas.enable": _bool, "schemas.cache.size": _int, "decimal.format": _only("base64"),
            "replace.null.with.default": _bool},
     SIMPLE_HEADER: dict(_COMMON),
-    STRING: {**_COMMON, "converter.encoding": _any},
+    STRING: {**_COMMON, "converter.encoding": _encoding},
     BYTE_ARRAY: dict(_COMMON),
+    **{cls: dict(_COMMON) for cls in (*NUMBERS, BOOLEAN)},
+    # `delegate.converter.type.<option>`: the delegate's options (checked against its own table)
+    **{cls: {**_COMMON, "delegate.converter.type": _class} for cls in (DBZ_BINARY, DBZ_BYTE_ARRAY)},
     AVRO: {**_COMMON, **REGISTRY, **_SERDE, "connect.meta.data": _only("true"),
            "enhanced.avro.schema.support": _only("false"), "avro.remove.java.properties": _only("false")},
     # ProtobufConverter writes with the schema it derives; taking the subject's latest would need the message
@@ -159,7 +178,10 @@ MEANING: dict[str, str] = {
     "decimal.format": "only `BASE64`, the default",
     "replace.null.with.default": "JsonConverter: a null field whose schema has a default is written as the default "
                                  "(default true, KIP-581); false keeps the null",
-    "converter.encoding": "—",
+    "converter.encoding": "StringConverter: the character set of the text (Java's names; default UTF-8)",
+    "delegate.converter.type": "Debezium's BinaryDataConverter/ByteArrayConverter: the converter class of "
+                               "values without a bytes schema, its options under `delegate.converter.type.`; "
+                               "unset, such a value stops the connector",
     "schema.registry.url": "required; one or more comma-separated URLs (user:password@ in a URL is basic auth; "
                            "`mock://<scope>` is confluent-kafka's in-memory registry, for tests)",
     "auto.register.schemas": "register a record's schema (default true); false: look it up, it must be registered",
@@ -229,8 +251,10 @@ MEANING: dict[str, str] = {
     "skip.known.types": "only `true`, the default (well-known imports are not registered as references)",
     "reference.lookup.only": "only `false`, the default",
 }
-_SIDE_CLASSES = {"key": (JSON, STRING, BYTE_ARRAY, AVRO, PROTOBUF, CLOUDEVENTS),
-                 "value": (JSON, STRING, BYTE_ARRAY, AVRO, PROTOBUF, CLOUDEVENTS), "header": (JSON, SIMPLE_HEADER)}
+_SIMPLE = (STRING, BYTE_ARRAY, DBZ_BINARY, DBZ_BYTE_ARRAY, *NUMBERS, BOOLEAN)
+_SIDE_CLASSES = {"key": (JSON, AVRO, PROTOBUF, CLOUDEVENTS, *_SIMPLE),
+                 "value": (JSON, AVRO, PROTOBUF, CLOUDEVENTS, *_SIMPLE), "header": (JSON, SIMPLE_HEADER, *_SIMPLE)}
+_DELEGATE = "delegate.converter.type."
 
 
 def _knows(cls: str, name: str) -> bool:
@@ -247,6 +271,7 @@ class ConverterSpec:
     side: str
     cls: str
     options: tuple[tuple[str, Any], ...] = ()
+    delegate: ConverterSpec | None = None  # Debezium's BinaryDataConverter/ByteArrayConverter's
 
     @property
     def is_key(self) -> bool:
@@ -259,13 +284,19 @@ class ConverterSpec:
     def needs_schema(self) -> bool:
         """The converter reads the Connect schema (the envelope keeps it in the JSON it hands over): every
         converter but JsonConverter, which is the envelope's own output."""
-        return self.cls != JSON and self.cls != SIMPLE_HEADER
+        return self.cls != JSON
 
     @property
     def replace_null_with_default(self) -> bool:
         """Whether a null struct field with a schema default is written as the default. JsonConverter's option
-        (true by default); every other converter reads fields through Struct.get, which returns the default."""
-        return bool(self.get("replace.null.with.default", True)) if self.cls == JSON else True
+        (true by default); StringConverter writes Struct.toString, which reads the fields as they are (measured);
+        Debezium's binary converters write a struct with their delegate; every other converter reads fields
+        through Struct.get, which returns the default."""
+        if self.cls == JSON:
+            return bool(self.get("replace.null.with.default", True))
+        if self.delegate is not None:
+            return self.delegate.replace_null_with_default
+        return self.cls != STRING
 
     @property
     def schemas_enable(self) -> bool:
@@ -287,35 +318,26 @@ def converter_specs(classes: Mapping[str, str], props: Mapping[str, str]) -> dic
             raise ConfigError(f"{prop}: unknown converter class {cls!r}")
         if cls not in _SIDE_CLASSES[side]:
             raise ConfigError(f"{prop}: {cls} cannot be a {side} converter")
-        known = OPTIONS[cls]
         prefix = prop + "."
         raw = {k[len(prefix):]: (k, v) for k, v in props.items() if k.startswith(prefix)}
-        raw.update({k: kv for k, kv in engine.items() if _knows(cls, k)})
-        options = []
-        for name, (full, value) in sorted(raw.items()):
-            check = known.get(name) if not name.endswith("*") else None
-            for sub, inner in SUB_OPTIONS.get(cls, ()):
-                if check is None and name.startswith(sub):
-                    check = OPTIONS[inner].get(name[len(sub):])
-                    if inner == AVRO and (name[len(sub):].startswith(_REGISTRY_NOT_YET)
-                                          or name == "avro.apicurio.registry.url"):
-                        raise ConfigError(f"{full}: is not supported yet by {cls}")
-            if check is None:
-                if name.startswith(_REGISTRY_NOT_YET) and cls in REGISTRY_CLASSES:
-                    raise ConfigError(f"{full}: is not supported yet by {cls}")
-                raise ConfigError(f"{full}: unknown option {name!r} of {cls}")
-            try:
-                options.append((name, check(str(value))))
-            except ValueError as exc:
-                raise ConfigError(f"{full}: {exc} (got {value!r})") from None
-        spec = ConverterSpec(side, cls, tuple(options))
+        raw.update({k: kv for k, kv in engine.items() if _knows(cls, k) or k.startswith(_DELEGATE)})
+        options = _checked(cls, raw)
+        delegate = None
+        if dict(options).get("delegate.converter.type"):
+            sub = {k[len(_DELEGATE):]: kv for k, kv in raw.items() if k.startswith(_DELEGATE)}
+            dcls = dict(options)["delegate.converter.type"]
+            delegate = ConverterSpec(side, dcls, tuple(_checked(dcls, sub)))
+            if dcls in REGISTRY_CLASSES and not delegate.get("schema.registry.url"):
+                raise ConfigError(f"{prefix}{_DELEGATE}schema.registry.url: required by {dcls}")
+        spec = ConverterSpec(side, cls, tuple(options), delegate)
         if cls in REGISTRY_CLASSES and not spec.get("schema.registry.url"):
             raise ConfigError(f"{prefix}schema.registry.url: required by {cls}")
         if cls == CLOUDEVENTS:
             _check_cloudevents(spec, prefix)
         specs[side] = spec
     for name, (full, _) in engine.items():
-        if not any(_knows(s.cls, name) for s in specs.values()):
+        if not any(_knows(s.cls, name) or (s.delegate is not None and name.startswith(_DELEGATE))
+                   for s in specs.values()):
             raise ConfigError(f"{full}: unknown option {name!r} of the configured converters")
     return specs
 
@@ -328,3 +350,30 @@ def _check_cloudevents(spec: ConverterSpec, prefix: str) -> None:
                           "Avro events (serializer.type=avro)")
     if (avro_events or spec.get("data.serializer.type") == "avro") and not spec.get("avro.schema.registry.url"):
         raise ConfigError(f"{prefix}avro.schema.registry.url: required by {spec.cls} with Avro")
+
+
+def _checked(cls: str, raw: Mapping[str, tuple[str, str]]) -> list[tuple[str, Any]]:
+    """A class's options (name -> (property, value)), each checked by its table; a delegate's options
+    (`delegate.converter.type.*`) are left to the delegate's table, a held converter's (CloudEvents' `json.*`,
+    `avro.*`) are checked by that converter's table."""
+    known = OPTIONS[cls]
+    options = []
+    for name, (full, value) in sorted(raw.items()):
+        if name.startswith(_DELEGATE) and "delegate.converter.type" in known:
+            continue
+        check = known.get(name) if not name.endswith("*") else None
+        for sub, inner in SUB_OPTIONS.get(cls, ()):
+            if check is None and name.startswith(sub):
+                check = OPTIONS[inner].get(name[len(sub):])
+                if inner == AVRO and (name[len(sub):].startswith(_REGISTRY_NOT_YET)
+                                      or name == "avro.apicurio.registry.url"):
+                    raise ConfigError(f"{full}: is not supported yet by {cls}")
+        if check is None:
+            if name.startswith(_REGISTRY_NOT_YET) and cls in REGISTRY_CLASSES:
+                raise ConfigError(f"{full}: is not supported yet by {cls}")
+            raise ConfigError(f"{full}: unknown option {name!r} of {cls}")
+        try:
+            options.append((name, check(str(value))))
+        except ValueError as exc:
+            raise ConfigError(f"{full}: {exc} (got {value!r})") from None
+    return options

@@ -3,8 +3,9 @@
 The envelope writes each record as JsonConverter with schemas would (`{"schema":…,"payload":…}`), on its
 templates; this sink splits those bytes, keeps one prepared converter per schema JSON (the bytes are the same
 for every record of a schema version, so the dict lookup is the only per-record cost before the payload is
-parsed) and hands the converted key and value to the real sink. Headers stay as the header converter
-(JsonConverter) wrote them.
+parsed) and hands the converted key and value to the real sink. Headers are JsonConverter's with their schema
+(`__debezium.*` headers and those transforms add) until here; with another header converter each is converted
+the same way, one prepared converter per header schema.
 """
 
 from __future__ import annotations
@@ -68,20 +69,24 @@ class _Side:
                                   f"{' '.join(str(exc).split())[:200]}") from None
 
 
-def make_converters(config: Any, stopping: Callable[[], bool]) -> tuple[Converter | None, Converter | None]:
-    """(key, value) converters of a config, None for a JsonConverter side (the envelope's own output)."""
+def make_converters(config: Any, stopping: Callable[[], bool]
+                    ) -> tuple[Converter | None, Converter | None, Converter | None]:
+    """(key, value, header) converters of a config, None for a JsonConverter side (the envelope's own
+    output)."""
     specs = config.converter_specs
     return tuple(make_converter(specs[side], stopping) if side in specs and specs[side].needs_schema else None
-                 for side in ("key", "value"))  # type: ignore[return-value]
+                 for side in ("key", "value", "header"))  # type: ignore[return-value]
 
 
 class ConvertingSink:
     """Converts keys and/or values, then sends to `sink`. Everything else is the wrapped sink's."""
 
-    def __init__(self, sink: Sink, key: Converter | None, value: Converter | None) -> None:
+    def __init__(self, sink: Sink, key: Converter | None, value: Converter | None,
+                 header: Converter | None = None) -> None:
         object.__setattr__(self, "sink", sink)
         object.__setattr__(self, "_key", _Side(key, "key") if key is not None else None)
         object.__setattr__(self, "_value", _Side(value, "value") if value is not None else None)
+        object.__setattr__(self, "_header", _Side(header, "header") if header is not None else None)
 
     def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Headers | None = None,
              partition: int | None = None) -> None:
@@ -89,6 +94,9 @@ class ConvertingSink:
             key = self._key(topic, key, headers)
         if self._value is not None:
             value = self._value(topic, value, headers)
+        if self._header is not None and headers:
+            convert = self._header
+            headers = [(name, convert(topic, data)) for name, data in headers]
         self.sink.send(topic, key, value, headers, partition)
 
     def flush(self) -> None:

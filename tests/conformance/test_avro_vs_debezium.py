@@ -78,7 +78,7 @@ def run_both_avro(pg: PostgresCluster, dbname: str, tmp_path: Path, setup: str, 
         config = make_config(pg, dbname, **{
             **common, "name": "pgcdc", "slot.name": f"pgcdc_{dbname}", "publication.name": f"pgcdcpub_{dbname}",
             "key.converter": AVRO, "value.converter": AVRO, "converter.schema.registry.url": "mock://conformance"})
-        key_conv, value_conv = make_converters(config, lambda: False)
+        key_conv, value_conv, _ = make_converters(config, lambda: False)
         sink = ConvertingSink(RawSink(ours_path), key_conv, value_conv)
         with Running(config, sink=sink):
             ddl = any(stmt.startswith("ALTER") for stmt in workload)

@@ -96,7 +96,7 @@ def run_both_ce(pg: PostgresCluster, dbname: str, tmp_path: Path, setup: str, pr
         config = make_config(pg, dbname, **{
             **common, "name": "pgcdc", "slot.name": f"pgcdc_{dbname}", "publication.name": f"pgcdcpub_{dbname}",
             "key.converter": CE, "value.converter": CE, **{f"converter.{k}": v for k, v in options.items()}})
-        key_conv, value_conv = make_converters(config, lambda: False)
+        key_conv, value_conv, _ = make_converters(config, lambda: False)
         registry = SchemaRegistryClient.new_client({"url": f"mock://ce-{dbname}"})
         for conv in (key_conv, value_conv):  # the registry named in `dataschema`, served by the mock client
             if getattr(conv, "avro", None) is not None:

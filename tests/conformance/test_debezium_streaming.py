@@ -105,6 +105,11 @@ SCENARIOS: dict[str, tuple[str, dict[str, str], list[str]]] = {
         ],
     ),
     "types": (TYPES_SETUP, {}, TYPES_WORKLOAD),
+    # a logical-decoding message's content is converted as a bytea column of binary.handling.mode
+    **{f"messages_{mode}": ("CREATE TABLE m (id int PRIMARY KEY)", {"binary.handling.mode": mode}, [
+        "SELECT pg_logical_emit_message(true, 'app', 'hello ✓')", "SELECT pg_logical_emit_message(false, 'app', '')",
+        "SELECT pg_logical_emit_message(false, 'bin', '\\xfbff00'::bytea)"])
+       for mode in ("hex", "base64", "base64-url-safe")},
     **{f"name_adjustment_{mode}": (ODD_NAMES_SETUP, {"topic.prefix": "1-srv", "schema.name.adjustment.mode": mode,
                                                       "field.name.adjustment.mode": mode}, ODD_NAMES_WORKLOAD)
        for mode in ("none", "avro", "avro_unicode")},

@@ -74,7 +74,7 @@ def run_both(pg: PostgresCluster, dbname: str, tmp_path: Path, setup: str, props
             **common, "name": "pgcdc", "slot.name": f"pgcdc_{dbname}", "publication.name": f"pgcdcpub_{dbname}",
             "key.converter": PROTOBUF, "value.converter": PROTOBUF,
             "converter.schema.registry.url": "mock://conformance"})
-        key_conv, value_conv = make_converters(config, lambda: False)
+        key_conv, value_conv, _ = make_converters(config, lambda: False)
         sink = ConvertEachSink(ours_path, key_conv, value_conv)
         with Running(config, sink=ConvertingSink(sink, None, None)):  # converting already: not wrapped again
             ddl = any(stmt.startswith("ALTER") for stmt in workload)

@@ -43,7 +43,7 @@ class ListSink:
 def _converters(options: dict[str, str], scope: str) -> tuple[Any, Any, Any]:
     config = build_config({**BASE, "key.converter": CE, "value.converter": CE,
                            **{f"converter.{k}": v for k, v in options.items()}})
-    key, value = make_converters(config, lambda: False)
+    key, value, _ = make_converters(config, lambda: False)
     registry = SchemaRegistryClient.new_client({"url": f"mock://{scope}"})
     for conv in (key, value):
         if conv.avro is not None:  # type: ignore[union-attr]
@@ -130,7 +130,7 @@ def test_bad_cloudevents_settings_are_one_line(props: dict[str, str], message: s
 def test_a_missing_metadata_header_stops_with_one_line() -> None:
     """metadata.source=header with the id read from headers too (Debezium: `Header `id` was not provided`)."""
     config = build_config({**BASE, "value.converter": CE, "value.converter.metadata.source": "header"})
-    _, value = make_converters(config, lambda: False)
+    _, value, _ = make_converters(config, lambda: False)
     record = next(json.loads(line) for line in (DATA / "kinds_json_json.input.jsonl").read_text().splitlines()
                   if json.loads(line)["topic"] == "dbserver1.public.items")
     payload = json.loads(record["value"])["payload"]

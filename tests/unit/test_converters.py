@@ -21,6 +21,10 @@ from pgcdc.pgtypes import Modes
 BASE = {"topic.prefix": "dbserver1", "database.hostname": "127.0.0.1", "database.user": "u",
         "database.dbname": "inventory", "bootstrap.servers": "127.0.0.1:9092"}
 AVRO = "io.confluent.connect.avro.AvroConverter"
+STRING = "org.apache.kafka.connect.storage.StringConverter"
+JSON = "org.apache.kafka.connect.json.JsonConverter"
+DBZ = "io.debezium.converters."
+KC = "org.apache.kafka.connect.converters."
 REG = {"value.converter": AVRO, "value.converter.schema.registry.url": "mock://unit"}
 PROTOBUF = "io.confluent.connect.protobuf.ProtobufConverter"
 PROTO_REG = {"value.converter": PROTOBUF, "value.converter.schema.registry.url": "mock://unit"}
@@ -45,6 +49,16 @@ GOOD = [  # (properties, (key schemas.enable, value schemas.enable), (key class,
      ("JsonConverter", "JsonConverter")),
     ({"key.converter": PROTOBUF, "value.converter": PROTOBUF, "converter.schema.registry.url": "mock://u",
       "converter.wrapper.for.raw.primitives": "true"}, (True, True), ("ProtobufConverter", "ProtobufConverter")),
+    ({"key.converter": STRING, "value.converter": STRING, "converter.converter.encoding": "ISO-8859-1"},
+     (True, True), ("StringConverter", "StringConverter")),
+    ({"value.converter": DBZ + "BinaryDataConverter", "value.converter.delegate.converter.type": STRING},
+     (True, True), ("JsonConverter", "BinaryDataConverter")),
+    ({"value.converter": DBZ + "ByteArrayConverter", "value.converter.delegate.converter.type": JSON,
+      "value.converter.delegate.converter.type.schemas.enable": "false"}, (True, True),
+     ("JsonConverter", "ByteArrayConverter")),
+    *[({"key.converter": KC + name, "header.converter": KC + name}, (True, True), (name, "JsonConverter"))
+      for name in ("DoubleConverter", "FloatConverter", "IntegerConverter", "LongConverter", "ShortConverter",
+                   "BooleanConverter")],
 ]
 
 
@@ -81,9 +95,21 @@ BAD = [
      "value.converter.schema.registry.ssl.cipher.suites: is not supported yet by " + PROTOBUF),
     ({**PROTO_REG, "value.converter.connect.meta.data": "true"}, "unknown option 'connect.meta.data' of " + PROTOBUF),
     *[({"value.converter": cls}, f"value.converter: {cls} is not supported yet") for cls in (
-        "io.confluent.connect.json.JsonSchemaConverter",
-        "io.apicurio.registry.utils.converter.AvroConverter",
-        "io.debezium.converters.BinaryDataConverter", "org.apache.kafka.connect.storage.StringConverter")],
+        "io.confluent.connect.json.JsonSchemaConverter", "io.apicurio.registry.utils.converter.AvroConverter")],
+    ({"value.converter": STRING, "value.converter.converter.encoding": "klingon"},
+     "value.converter.converter.encoding: unknown character encoding (got 'klingon')"),
+    ({"value.converter": DBZ + "BinaryDataConverter", "value.converter.delegate.converter.type": "x.Nope"},
+     "value.converter.delegate.converter.type: not a converter class pgcdc can delegate to (got 'x.Nope')"),
+    ({"value.converter": DBZ + "BinaryDataConverter", "value.converter.delegate.converter.type": JSON,
+      "value.converter.delegate.converter.type.bogus": "1"},
+     "value.converter.delegate.converter.type.bogus: unknown option 'bogus' of " + JSON),
+    ({"value.converter": DBZ + "BinaryDataConverter", "value.converter.delegate.converter.type": AVRO},
+     "value.converter.delegate.converter.type.schema.registry.url: required by " + AVRO),
+    ({"value.converter": KC + "IntegerConverter", "value.converter.schemas.enable": "true"},
+     "value.converter.schemas.enable: unknown option 'schemas.enable' of " + KC + "IntegerConverter"),
+    ({"header.converter": "org.apache.kafka.connect.storage.SimpleHeaderConverter",
+      "key.converter.schemas.enable": "false"}, "header.converter: org.apache.kafka.connect.storage."
+                                                "SimpleHeaderConverter writes the __debezium.newkey/oldkey"),
 ]
 
 
@@ -128,7 +154,7 @@ def _send(sink: ConvertingSink, t: TableEvents, values: list[str]) -> None:
 def test_a_schema_version_is_registered_once() -> None:
     config = build_config({**BASE, "key.converter": AVRO, "value.converter": AVRO,
                            "converter.schema.registry.url": "mock://once"})
-    key, value = make_converters(config, lambda: False)
+    key, value, _ = make_converters(config, lambda: False)
     assert key is not None and value is not None
     inner = ListSink()
     sink = ConvertingSink(inner, key, value)
@@ -158,7 +184,7 @@ def test_an_unreachable_registry_holds_records(caplog: pytest.LogCaptureFixture)
     url = f"http://127.0.0.1:{_closed_port()}"
     config = build_config({**BASE, **REG, "value.converter.schema.registry.url": url})
     stop = threading.Event()
-    _, value = make_converters(config, stop.is_set)
+    _, value, _ = make_converters(config, stop.is_set)
     inner = ListSink()
     sink = ConvertingSink(inner, None, value)
     errors: list[BaseException] = []
@@ -186,14 +212,14 @@ def test_an_unreachable_registry_holds_records(caplog: pytest.LogCaptureFixture)
 def test_use_latest_version_writes_with_the_latest_schema() -> None:
     """use.latest.version: the record goes out under the subject's latest id, encoded with that schema."""
     register = build_config({**BASE, **REG, "value.converter.schema.registry.url": "mock://latest"})
-    _, first = make_converters(register, lambda: False)
+    _, first, _ = make_converters(register, lambda: False)
     assert first is not None
     inner = ListSink()
     _send(ConvertingSink(inner, None, first), _events([("id", "int4"), ("v", "text")]), ["1", "x"])
     latest = build_config({**BASE, **REG, "value.converter.schema.registry.url": "mock://latest",
                            "value.converter.use.latest.version": "true",
                            "value.converter.latest.compatibility.strict": "false"})
-    _, value = make_converters(latest, lambda: False)
+    _, value, _ = make_converters(latest, lambda: False)
     assert value is not None
     value.client = first.client  # type: ignore[attr-defined]  # the mock registry lives in its client
     _send(ConvertingSink(inner, None, value), _events([("id", "int4"), ("v", "text")]), ["2", "y"])

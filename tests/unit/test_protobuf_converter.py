@@ -35,7 +35,7 @@ def test_the_converting_sink_writes_confluents_wire_format() -> None:
 
     config = build_config({**BASE, "value.converter": PROTOBUF, "value.converter.schema.registry.url": "mock://pb"})
     inner = ListSink()
-    _, value = make_converters(config, lambda: False)
+    _, value, _ = make_converters(config, lambda: False)
     sink = ConvertingSink(inner, None, value)
     data = orjson.dumps(RECORDED["connect"])
     sink.send("dbserver1.public.t", None, data)
