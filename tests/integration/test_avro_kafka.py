@@ -59,7 +59,7 @@ def test_avro_through_kafka_with_a_column_added(pg: PostgresCluster, dbname: str
         pg.execute("INSERT INTO t VALUES (21, 'added', 7)", dbname)
         pg.execute("UPDATE t SET n = 8 WHERE id = 1", dbname)
         wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5)) >= 22, 60, "22 Avro records")
-    key_conv, value_conv = running.connector.converters
+    key_conv, value_conv, _ = running.connector.converters
     assert key_conv is not None and value_conv is not None
     records = read_raw(broker.bootstrap_servers, topic)
     client = SchemaRegistryClient({"url": registry.url})  # one of the reader's own: pgcdc's closed with it

@@ -127,7 +127,7 @@ def test_pem_truststore_text_is_accepted(pg: PostgresCluster, dbname: str, broke
         "converter.schema.registry.ssl.truststore.type": "PEM",
         "converter.schema.registry.ssl.truststore.certificates": certs.ca.read_text()})
     connector = Connector(config)  # the start-up probe reached the registry over TLS with the token
-    for converter in connector.converters:
+    for converter in connector.converters[:2]:  # key and value; no header converter
         assert converter is not None
         converter.close()
 
