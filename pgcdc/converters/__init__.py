@@ -39,12 +39,16 @@ class Converter(Protocol):
 
 def make_converter(spec: ConverterSpec, stopping: Callable[[], bool] = lambda: False) -> Converter:
     """The converter a validated spec names (never JsonConverter: that one is the envelope's own path)."""
-    from pgcdc.converters.settings import AVRO, BYTE_ARRAY
+    from pgcdc.converters.settings import APICURIO_AVRO, AVRO, BYTE_ARRAY
 
     if spec.cls == AVRO:
         from pgcdc.converters.avro import AvroConverter
 
         return AvroConverter(spec, stopping)
+    if spec.cls == APICURIO_AVRO:
+        from pgcdc.converters.apicurio import ApicurioAvroConverter
+
+        return ApicurioAvroConverter(spec, stopping)
     if spec.cls == BYTE_ARRAY:
         from pgcdc.converters.simple import ByteArrayConverter
 

@@ -21,6 +21,7 @@ SIMPLE_HEADER = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
 STRING = "org.apache.kafka.connect.storage.StringConverter"
 BYTE_ARRAY = "org.apache.kafka.connect.converters.ByteArrayConverter"
 AVRO = "io.confluent.connect.avro.AvroConverter"
+APICURIO_AVRO = "io.apicurio.registry.utils.converter.AvroConverter"
 SIDES = ("key", "value", "header")
 ENGINE_PREFIX = "converter."
 PREFIXES = (*(f"{side}.converter." for side in SIDES), ENGINE_PREFIX)
@@ -29,7 +30,6 @@ PREFIXES = (*(f"{side}.converter." for side in SIDES), ENGINE_PREFIX)
 NOT_YET = frozenset({
     "io.confluent.connect.protobuf.ProtobufConverter",
     "io.confluent.connect.json.JsonSchemaConverter",
-    "io.apicurio.registry.utils.converter.AvroConverter",
     "io.apicurio.registry.utils.converter.ExtJsonConverter",
     "io.apicurio.registry.utils.converter.JsonConverter",
     "io.apicurio.registry.utils.converter.ProtobufConverter",
@@ -118,6 +118,44 @@ OPTIONS: dict[str, dict[str, Check]] = {
            "scrub.invalid.names": _only("false"), "avro.remove.java.properties": _only("false"),
            "schemas.enable": _any},  # JsonConverter's, handed to every converter by `converter.*`
 }
+_APICURIO_NOT_YET = ("apicurio.registry.headers.", "apicurio.registry.auth.", "apicurio.registry.fallback.",
+                     "apicurio.registry.artifact.", "apicurio.registry.schema-resolver",
+                     "apicurio.registry.dereference-schema", "apicurio.registry.avro-datum-provider")
+_A = "apicurio.registry."
+
+
+def _apicurio_strategy(v: str) -> str:
+    allowed = ("io.apicurio.registry.serde.strategy.TopicIdStrategy",
+               "io.apicurio.registry.serde.strategy.SimpleTopicIdStrategy")
+    if v not in allowed:
+        raise ValueError(f"only {' or '.join(allowed)} is supported yet")
+    return v
+
+
+def _id_handler(v: str) -> str:
+    allowed = ("io.apicurio.registry.serde.Default4ByteIdHandler", "io.apicurio.registry.serde.Legacy8ByteIdHandler")
+    if v not in allowed:
+        raise ValueError(f"use {' or '.join(allowed)}")
+    return v
+
+
+def _use_id(v: str) -> str:
+    if v not in ("contentId", "globalId"):
+        raise ValueError("use contentId or globalId")
+    return v
+
+
+OPTIONS[APICURIO_AVRO] = {
+    **_COMMON, _A + "url": _any, _A + "auto-register": _bool, _A + "find-latest": _bool,
+    _A + "use-id": _use_id, _A + "id-handler": _id_handler, _A + "artifact-resolver-strategy": _apicurio_strategy,
+    _A + "headers.enabled": _only("false"), _A + "auth.username": _any, _A + "auth.password": _any,
+    _A + "artifact.artifact-id": _any, _A + "artifact.group-id": _only("default"),
+    _A + "auto-register.if-exists": _only("find_or_create_version"), _A + "cache-latest": _bool,
+    _A + "check-period-ms": _int, _A + "retry-count": _int, _A + "retry-backoff-ms": _int,
+    _A + "avro.encoding": _only("binary"), _A + "serde.validation-enabled": _bool,
+    "connect.meta.data": _only("true"), "enhanced.avro.schema.support": _only("false"), "schemas.cache.config": _int,
+    "schemas.enable": _any,  # JsonConverter's, handed to every converter by `converter.*`
+}
 # What each option does in pgcdc, for docs/configuration.md (pgcdc/docgen.py).
 MEANING: dict[str, str] = {
     "converter.type": "set by a Connect worker; no effect",
@@ -167,8 +205,31 @@ MEANING: dict[str, str] = {
     "normalize.schemas": "only `false`, the default",
     "scrub.invalid.names": "only `false`, the default",
     "avro.remove.java.properties": "only `false`, the default",
+    _A + "url": "Apicurio's converter: required; the registry's v2 or v3 API URL (or its root); pgcdc talks to "
+                "its Confluent-compatible API (`/apis/ccompat/v7`) under the same root",
+    _A + "auto-register": "register the record's schema as a version of its artifact (default false: the "
+                          "schema must already be registered, found by content)",
+    _A + "find-latest": "with auto-register=false: write with the artifact's latest version (default false)",
+    _A + "use-id": "`contentId` (default) or `globalId` (read from the v3 API)",
+    _A + "id-handler": "`io.apicurio.registry.serde.Default4ByteIdHandler` (default: magic byte, 4-byte id) or "
+                       "`...Legacy8ByteIdHandler` (8-byte id, Apicurio 2.x's framing)",
+    _A + "artifact-resolver-strategy": "`io.apicurio.registry.serde.strategy.TopicIdStrategy` (default: "
+                                       "`<topic>-key`/`<topic>-value`) or `...SimpleTopicIdStrategy` (the topic)",
+    _A + "headers.enabled": "only `false`, the 3.x default (ids in Kafka headers are not written yet)",
+    _A + "auth.username": "HTTP basic auth user (with auth.password); OAuth client options are refused",
+    _A + "auth.password": "HTTP basic auth password (a secret)",
+    _A + "artifact.artifact-id": "one artifact id for every record, instead of the strategy's",
+    _A + "artifact.group-id": "only `default`",
+    _A + "auto-register.if-exists": "only `FIND_OR_CREATE_VERSION`, the default",
+    _A + "cache-latest": "no effect (a schema version is resolved once per process)",
+    _A + "check-period-ms": "no effect (as cache-latest)",
+    _A + "retry-count": "no effect: a registry that cannot be reached holds the stream and retries until it answers",
+    _A + "retry-backoff-ms": "no effect (as retry-count)",
+    _A + "avro.encoding": "only `BINARY`, the default",
+    _A + "serde.validation-enabled": "no effect (pgcdc writes values of their own schema)",
 }
-_SIDE_CLASSES = {"key": (JSON, STRING, BYTE_ARRAY, AVRO), "value": (JSON, STRING, BYTE_ARRAY, AVRO),
+_SIDE_CLASSES = {"key": (JSON, STRING, BYTE_ARRAY, AVRO, APICURIO_AVRO),
+                 "value": (JSON, STRING, BYTE_ARRAY, AVRO, APICURIO_AVRO),
                  "header": (JSON, SIMPLE_HEADER)}
 
 
@@ -227,7 +288,8 @@ def converter_specs(classes: Mapping[str, str], props: Mapping[str, str]) -> dic
         for name, (full, value) in sorted(raw.items()):
             check = known.get(name)
             if check is None:
-                if name.startswith(_REGISTRY_NOT_YET) and cls == AVRO:
+                if ((name.startswith(_REGISTRY_NOT_YET) and cls == AVRO)
+                        or (name.startswith(_APICURIO_NOT_YET) and cls == APICURIO_AVRO)):
                     raise ConfigError(f"{full}: is not supported yet by {cls}")
                 raise ConfigError(f"{full}: unknown option {name!r} of {cls}")
             try:
@@ -237,6 +299,8 @@ def converter_specs(classes: Mapping[str, str], props: Mapping[str, str]) -> dic
         spec = ConverterSpec(side, cls, tuple(options))
         if cls == AVRO and not spec.get("schema.registry.url"):
             raise ConfigError(f"{prefix}schema.registry.url: required by {cls}")
+        if cls == APICURIO_AVRO and not spec.get(_A + "url"):
+            raise ConfigError(f"{prefix}{_A}url: required by {cls}")
         specs[side] = spec
     for name, (full, _) in engine.items():
         if not any(name in OPTIONS[s.cls] for s in specs.values()):

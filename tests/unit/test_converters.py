@@ -22,6 +22,8 @@ BASE = {"topic.prefix": "dbserver1", "database.hostname": "127.0.0.1", "database
         "database.dbname": "inventory", "bootstrap.servers": "127.0.0.1:9092"}
 AVRO = "io.confluent.connect.avro.AvroConverter"
 REG = {"value.converter": AVRO, "value.converter.schema.registry.url": "mock://unit"}
+APICURIO = "io.apicurio.registry.utils.converter.AvroConverter"
+AREG = {"value.converter": APICURIO, "value.converter.apicurio.registry.url": "http://127.0.0.1:1/apis/registry/v2"}
 
 GOOD = [  # (properties, (key schemas.enable, value schemas.enable), (key class, value class))
     ({}, (True, True), ("JsonConverter", "JsonConverter")),
@@ -37,6 +39,8 @@ GOOD = [  # (properties, (key schemas.enable, value schemas.enable), (key class,
       "converter.auto.register.schemas": "true"}, (True, True), ("AvroConverter", "AvroConverter")),
     ({**REG, "value.converter.value.subject.name.strategy":
       "io.confluent.kafka.serializers.subject.RecordNameStrategy"}, (True, True), ("JsonConverter", "AvroConverter")),
+    ({**AREG, "converter.apicurio.registry.auto-register": "true", "converter.apicurio.registry.find-latest": "true",
+      "value.converter.apicurio.registry.use-id": "globalId"}, (True, True), ("JsonConverter", "AvroConverter")),
     ({"value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter"}, (True, True),
      ("JsonConverter", "ByteArrayConverter")),
     ({"header.converter": "org.apache.kafka.connect.storage.SimpleHeaderConverter"}, (True, True),
@@ -67,8 +71,17 @@ BAD = [
     ({"header.converter": AVRO}, "header.converter: " + AVRO + " cannot be a header converter"),
     *[({"value.converter": cls}, f"value.converter: {cls} is not supported yet") for cls in (
         "io.confluent.connect.protobuf.ProtobufConverter", "io.confluent.connect.json.JsonSchemaConverter",
-        "io.apicurio.registry.utils.converter.AvroConverter", "io.debezium.converters.CloudEventsConverter",
+        "io.apicurio.registry.utils.converter.ExtJsonConverter", "io.debezium.converters.CloudEventsConverter",
         "io.debezium.converters.BinaryDataConverter", "org.apache.kafka.connect.storage.StringConverter")],
+    ({"value.converter": APICURIO}, "value.converter.apicurio.registry.url: required by " + APICURIO),
+    ({**AREG, "value.converter.apicurio.registry.headers.enabled": "true"},
+     "value.converter.apicurio.registry.headers.enabled: only false is supported yet (got 'true')"),
+    ({**AREG, "value.converter.apicurio.registry.auth.client.id": "c"},
+     "value.converter.apicurio.registry.auth.client.id: is not supported yet by " + APICURIO),
+    ({**AREG, "value.converter.apicurio.registry.use-id": "contentid"},
+     "value.converter.apicurio.registry.use-id: use contentId or globalId (got 'contentid')"),
+    ({**AREG, "value.converter.apicurio.registry.artifact-resolver-strategy": "io.apicurio.registry.serde.avro."
+      "strategy.RecordIdStrategy"}, "value.converter.apicurio.registry.artifact-resolver-strategy: only "),
     ({**REG, "sink.type": "embedded"}, "value.converter: the embedded engine hands records over in JsonConverter's"),
 ]
 

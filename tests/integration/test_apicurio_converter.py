@@ -1,0 +1,79 @@
+"""Apicurio's AvroConverter against the real Apicurio Registry 3: each record's id is looked up through
+Apicurio's own v3 API (`/ids/contentIds/{id}` or `/ids/globalIds/{id}`), not through the API pgcdc registered
+with, and the record decoded with the schema text found there; the artifact is `<topic>-value` in the default
+group, one version per table shape."""
+
+from __future__ import annotations
+
+import io
+import json
+import urllib.request
+from typing import Any
+
+import fastavro
+
+from pgcdc.converters.apicurio import registry_base
+from pgcdc.converters.avro_schema import writer_schema
+from pgcdc.local import ApicurioRegistry, PostgresCluster, TansuBroker
+from tests.harness import Running, make_config, wait_for
+from tests.integration.test_avro_kafka import read_raw
+
+CONV = "io.apicurio.registry.utils.converter.AvroConverter"
+P = "converter.apicurio.registry."
+
+
+def v3(registry: ApicurioRegistry) -> str:
+    return f"{registry_base(registry.url)}/apis/registry/v3"
+
+
+def fetch(url: str, raw: bool = False) -> Any:
+    with urllib.request.urlopen(url, timeout=10) as resp:
+        body = resp.read()
+    return body.decode() if raw else json.loads(body)
+
+
+def decode(registry: ApicurioRegistry, data: bytes, width: int, kind: str) -> tuple[int, Any]:
+    """(id, datum) of a record framed with a `width`-byte id of `kind` (contentIds or globalIds)."""
+    assert data[0] == 0
+    schema_id = int.from_bytes(data[1:1 + width], "big")
+    text = fetch(f"{v3(registry)}/ids/{kind}/{schema_id}", raw=True)
+    return schema_id, fastavro.schemaless_reader(io.BytesIO(data[1 + width:]),
+                                                 fastavro.parse_schema(writer_schema(text)), None)
+
+
+def run(pg: PostgresCluster, dbname: str, broker: TansuBroker, registry: ApicurioRegistry,
+        **props: str) -> list[tuple[bytes | None, bytes | None]]:
+    pg.execute("CREATE TABLE t (id int PRIMARY KEY, v text)", dbname)
+    topic = f"{dbname}.public.t"
+    config = make_config(pg, dbname, broker.bootstrap_servers, **{
+        "topic.prefix": dbname, "key.converter": CONV, "value.converter": CONV,
+        P + "url": f"{registry_base(registry.url)}/apis/registry/v2", P + "auto-register": "true", **props})
+    with Running(config):
+        pg.execute("INSERT INTO t VALUES (1, 'a')", dbname)
+        pg.execute("ALTER TABLE t ADD COLUMN w int", dbname)
+        pg.execute("INSERT INTO t VALUES (2, 'b', 7)", dbname)
+        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5)) >= 2, 90, "2 Avro records")
+    return read_raw(broker.bootstrap_servers, topic)
+
+
+def test_content_ids_in_four_bytes_by_default(pg: PostgresCluster, dbname: str, broker: TansuBroker,
+                                              registry: ApicurioRegistry) -> None:
+    records = run(pg, dbname, broker, registry)
+    values = [decode(registry, v, 4, "contentIds") for _, v in records if v is not None]
+    assert [d["after"] for _, d in values] == [{"id": 1, "v": "a"}, {"id": 2, "v": "b", "w": 7}]
+    keys = {decode(registry, k, 4, "contentIds")[1]["id"] for k, _ in records if k is not None}
+    assert keys == {1, 2}
+    artifact = f"{v3(registry)}/groups/default/artifacts/{dbname}.public.t-value/versions"
+    versions = fetch(artifact)["versions"]
+    assert len(versions) == 2
+    assert sorted(v["contentId"] for v in versions) == sorted(i for i, _ in values)
+
+
+def test_global_ids_in_eight_bytes(pg: PostgresCluster, dbname: str, broker: TansuBroker,
+                                   registry: ApicurioRegistry) -> None:
+    records = run(pg, dbname, broker, registry, **{P + "use-id": "globalId",
+                                                   P + "id-handler": "io.apicurio.registry.serde.Legacy8ByteIdHandler"})
+    values = [decode(registry, v, 8, "globalIds") for _, v in records if v is not None]
+    assert [d["after"] for _, d in values] == [{"id": 1, "v": "a"}, {"id": 2, "v": "b", "w": 7}]
+    versions = fetch(f"{v3(registry)}/groups/default/artifacts/{dbname}.public.t-value/versions")["versions"]
+    assert sorted(v["globalId"] for v in versions) == sorted(i for i, _ in values)
