@@ -205,7 +205,7 @@ MEANING: dict[str, str] = {
     "normalize.schemas": "only `false`, the default",
     "scrub.invalid.names": "only `false`, the default",
     "avro.remove.java.properties": "only `false`, the default",
-    _A + "url": "Apicurio's converter: required; the registry's v2 or v3 API URL (or its root); pgcdc talks to "
+    _A + "url": "required; the registry's v2 or v3 API URL (or its root); pgcdc talks to "
                 "its Confluent-compatible API (`/apis/ccompat/v7`) under the same root",
     _A + "auto-register": "register the record's schema as a version of its artifact (default false: the "
                           "schema must already be registered, found by content)",
