@@ -73,8 +73,23 @@ class ApicurioAvroConverter:
         self.global_id = spec.get(P + "use-id", "contentId") == "globalId"
         self.auto_register = spec.get(P + "auto-register", False)
         self.find_latest = spec.get(P + "find-latest", False)
+        self._probe(spec)
         self.stopping = stopping
         self.registrations = 0  # registry calls made: once per schema version and artifact
+
+    def _probe(self, spec: ConverterSpec) -> None:
+        """One request at start-up, before anything is created: refused credentials end the start with one line;
+        a registry that is down is only logged (the stream waits for it)."""
+        try:
+            self.client.get_subjects()
+        except Exception as exc:
+            status = getattr(exc, "http_status_code", None)
+            if status in (401, 403):
+                option = "auth.password" if self.auth else "auth.username"
+                said = "refused the credentials" if self.auth else "asks for credentials"
+                raise ConfigError(f"{spec.side}.converter.{P}{option}: Apicurio Registry at {self.base} {said} "
+                                  f"(HTTP {status})") from None
+            log.warning("Apicurio Registry %s: not reachable yet (%s); records will wait for it", self.base, exc)
 
     def prepare(self, schema: dict[str, Any] | None) -> PreparedApicurio:
         return PreparedApicurio(self, schema)

@@ -12,9 +12,13 @@ from typing import Any
 
 import fastavro
 
+import pytest
+
 from pgcdc.converters.apicurio import registry_base
 from pgcdc.converters.avro_schema import writer_schema
+from pgcdc.errors import ConfigError
 from pgcdc.local import ApicurioRegistry, PostgresCluster, TansuBroker
+from pgcdc.runner import Connector
 from tests.harness import Running, make_config, wait_for
 from tests.integration.test_avro_kafka import read_raw
 
@@ -41,14 +45,17 @@ def decode(registry: ApicurioRegistry, data: bytes, width: int, kind: str) -> tu
                                                  fastavro.parse_schema(writer_schema(text)), None)
 
 
+def config(pg: PostgresCluster, dbname: str, broker: TansuBroker, registry: ApicurioRegistry, **props: str) -> Any:
+    return make_config(pg, dbname, broker.bootstrap_servers, **{
+        "topic.prefix": dbname, "key.converter": CONV, "value.converter": CONV,
+        P + "url": f"{registry_base(registry.url)}/apis/registry/v2", P + "auto-register": "true", **props})
+
+
 def run(pg: PostgresCluster, dbname: str, broker: TansuBroker, registry: ApicurioRegistry,
         **props: str) -> list[tuple[bytes | None, bytes | None]]:
     pg.execute("CREATE TABLE t (id int PRIMARY KEY, v text)", dbname)
     topic = f"{dbname}.public.t"
-    config = make_config(pg, dbname, broker.bootstrap_servers, **{
-        "topic.prefix": dbname, "key.converter": CONV, "value.converter": CONV,
-        P + "url": f"{registry_base(registry.url)}/apis/registry/v2", P + "auto-register": "true", **props})
-    with Running(config):
+    with Running(config(pg, dbname, broker, registry, **props)):
         pg.execute("INSERT INTO t VALUES (1, 'a')", dbname)
         pg.execute("ALTER TABLE t ADD COLUMN w int", dbname)
         pg.execute("INSERT INTO t VALUES (2, 'b', 7)", dbname)
@@ -77,3 +84,28 @@ def test_global_ids_in_eight_bytes(pg: PostgresCluster, dbname: str, broker: Tan
     assert [d["after"] for _, d in values] == [{"id": 1, "v": "a"}, {"id": 2, "v": "b", "w": 7}]
     versions = fetch(f"{v3(registry)}/groups/default/artifacts/{dbname}.public.t-value/versions")["versions"]
     assert sorted(v["globalId"] for v in versions) == sorted(i for i, _ in values)
+
+
+def test_basic_auth(pg: PostgresCluster, dbname: str, broker: TansuBroker) -> None:
+    """`apicurio.registry.auth.username`/`password` as HTTP basic auth; wrong or missing credentials end the start
+    with one line naming the option, before any slot exists."""
+    with ApicurioRegistry(users={"pgcdc": "s3cret"}) as reg:
+        for props, message in (({}, "auth.username: Apicurio Registry at .* asks for credentials \\(HTTP 401\\)$"),
+                                ({P + "auth.username": "pgcdc", P + "auth.password": "wrong"},
+                                 "auth.password: Apicurio Registry at .* refused the credentials \\(HTTP 401\\)$")):
+            with pytest.raises(ConfigError, match="^key.converter.apicurio.registry." + message):
+                Connector(config(pg, dbname, broker, reg, **props)).run()
+        assert pg.execute(f"SELECT 1 FROM pg_replication_slots WHERE slot_name = 'slot_{dbname}'") == []
+        pg.execute("CREATE TABLE t (id int PRIMARY KEY, v text)", dbname)
+        topic = f"{dbname}.public.t"
+        with Running(config(pg, dbname, broker, reg, **{P + "auth.username": "pgcdc", P + "auth.password": "s3cret"})):
+            pg.execute("INSERT INTO t VALUES (1, 'a')", dbname)
+            wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5)) >= 1, 60, "1 record")
+        value = read_raw(broker.bootstrap_servers, topic)[0][1]
+        assert value is not None and value[0] == 0
+        request = urllib.request.Request(f"{v3(reg)}/ids/contentIds/{int.from_bytes(value[1:5], 'big')}")
+        request.add_header("Authorization", "Basic cGdjZGM6czNjcmV0")  # pgcdc:s3cret
+        with urllib.request.urlopen(request, timeout=10) as resp:
+            text = resp.read().decode()
+        datum = fastavro.schemaless_reader(io.BytesIO(value[5:]), fastavro.parse_schema(writer_schema(text)), None)
+        assert datum["after"] == {"id": 1, "v": "a"}
