@@ -120,20 +120,24 @@ class ApicurioAvroConverter:
 
     def _schema_id(self, artifact: str, text: str) -> tuple[int, str]:
         schema = Schema(text, "AVRO")
+        version: int | None = None
         if self.auto_register:
-            content_id = self.client.register_schema(artifact, schema)
-            version = self.client.lookup_schema(artifact, schema).version if self.global_id else None
+            content_id: int | None = self.client.register_schema(artifact, schema)
+            if self.global_id:
+                version = self.client.lookup_schema(artifact, schema).version
         elif self.find_latest:
             latest = self.client.get_latest_version(artifact)
-            content_id, version, text = latest.schema_id, latest.version, latest.schema.schema_str
+            content_id, version, text = latest.schema_id, latest.version, latest.schema.schema_str or text
         else:
             found = self.client.lookup_schema(artifact, schema)
             content_id, version = found.schema_id, found.version
+        if content_id is None:
+            raise ValueError("the registry answered without a schema id")
         if not self.global_id:
             return content_id, text
         return self._global_id(artifact, version), text
 
-    def _global_id(self, artifact: str, version: int) -> int:
+    def _global_id(self, artifact: str, version: int | None) -> int:
         url = f"{self.base}/apis/registry/v3/groups/default/artifacts/{quote(artifact, safe='')}/versions/{version}"
         response = httpx.get(url, auth=self.auth, timeout=30)
         response.raise_for_status()

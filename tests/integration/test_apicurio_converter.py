@@ -109,3 +109,24 @@ def test_basic_auth(pg: PostgresCluster, dbname: str, broker: TansuBroker) -> No
             text = resp.read().decode()
         datum = fastavro.schemaless_reader(io.BytesIO(value[5:]), fastavro.parse_schema(writer_schema(text)), None)
         assert datum["after"] == {"id": 1, "v": "a"}
+
+
+@pytest.mark.parametrize("find_latest", ["false", "true"])
+def test_without_auto_register_the_registered_version_is_used(pg: PostgresCluster, dbname: str, broker: TansuBroker,
+                                                              registry: ApicurioRegistry, find_latest: str) -> None:
+    """auto-register=false: the schema is found by content (find-latest=false) or the artifact's latest version
+    is used (find-latest=true); either way the id is the one the first, registering run wrote."""
+    pg.execute("CREATE TABLE t (id int PRIMARY KEY, v text)", dbname)
+    topic = f"{dbname}.public.t"
+    with Running(config(pg, dbname, broker, registry)):
+        pg.execute("INSERT INTO t VALUES (1, 'a')", dbname)
+        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5)) >= 1, 60, "1 record")
+    lookup = {P + "auto-register": "false", P + "find-latest": find_latest}
+    with Running(config(pg, dbname, broker, registry, **lookup)):
+        pg.execute("INSERT INTO t VALUES (2, 'b')", dbname)
+        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5)) >= 2, 60, "2 records")
+    values = [decode(registry, v, 4, "contentIds") for _, v in read_raw(broker.bootstrap_servers, topic) if v]
+    assert [d["after"] for _, d in values] == [{"id": 1, "v": "a"}, {"id": 2, "v": "b"}]
+    assert values[0][0] == values[1][0]
+    versions = fetch(f"{v3(registry)}/groups/default/artifacts/{topic}-value/versions")["versions"]
+    assert len(versions) == 1
