@@ -7,7 +7,9 @@ pgcdc/converters/avro_schema.py writes it); the artifact is `<topic>-key`/`<topi
 (TopicIdStrategy; SimpleTopicIdStrategy: the topic); the record is magic byte 0, the id, then Avro binary. The
 id is the content id in 4 bytes (`use-id=contentId`, `Default4ByteIdHandler`); `use-id=globalId` and
 `id-handler=...Legacy8ByteIdHandler` (8 bytes) are Apicurio 2.x's framing. Ids in Kafka headers
-(`headers.enabled`, false by default in 3.x) are refused.
+(`headers.enabled=true`; false by default in 3.x, true in 2.x): the record is the Avro binary alone, and
+the key's then the value's converter add `apicurio.<side>.<contentId|globalId>` (the id as an 8-byte long)
+and `apicurio.<side>.encoding` (`BINARY`) to the record's headers (DefaultHeadersHandler, AvroSerdeHeaders).
 
 The registry is reached through its Confluent-compatible API (`/apis/ccompat/v7`), whose subjects are the
 default group's artifacts and whose schema ids are content ids, with confluent-kafka's client; a global id is
@@ -71,6 +73,10 @@ class ApicurioAvroConverter:
         self.artifact_id = spec.get(P + "artifact.artifact-id")
         self.frame = _FRAME[spec.get(P + "id-handler", FOUR_BYTES)]
         self.global_id = spec.get(P + "use-id", "contentId") == "globalId"
+        self.writes_headers = spec.get(P + "headers.enabled", False)
+        side = "key" if spec.is_key else "value"
+        self.id_header = f"apicurio.{side}.{'globalId' if self.global_id else 'contentId'}"
+        self.encoding_header = (f"apicurio.{side}.encoding", b"BINARY")
         self.auto_register = spec.get(P + "auto-register", False)
         self.find_latest = spec.get(P + "find-latest", False)
         self._probe(spec)
@@ -151,6 +157,7 @@ class PreparedApicurio:
     """One Connect schema: its Avro text and datum function, and per topic the framing and fastavro writer."""
 
     __slots__ = ("conv", "datum", "text", "topics")
+    _LONG = struct.Struct(">q")
 
     def __init__(self, conv: ApicurioAvroConverter, schema: dict[str, Any] | None) -> None:
         if schema is None:
@@ -158,13 +165,21 @@ class PreparedApicurio:
         self.conv = conv
         self.text = avro_schema_text(schema)
         self.datum = datum_function(schema) or (lambda v: v)
-        self.topics: dict[str, tuple[bytes, Any]] = {}
+        self.topics: dict[str, tuple[bytes, Any, tuple[tuple[str, bytes], ...]]] = {}
 
-    def _topic(self, topic: str) -> tuple[bytes, Any]:
+    def _topic(self, topic: str) -> tuple[bytes, Any, tuple[tuple[str, bytes], ...]]:
         conv = self.conv
         schema_id, text = conv.schema_id(conv.artifact(topic), self.text)
-        entry = self.topics[topic] = (conv.frame.pack(0, schema_id), fastavro.parse_schema(writer_schema(text)))
+        parsed = fastavro.parse_schema(writer_schema(text))
+        headers: tuple[tuple[str, bytes], ...] = ()
+        if conv.writes_headers:
+            headers = ((conv.id_header, self._LONG.pack(schema_id)), conv.encoding_header)
+        entry = self.topics[topic] = (b"" if conv.writes_headers else conv.frame.pack(0, schema_id), parsed, headers)
         return entry
+
+    def headers(self, topic: str) -> tuple[tuple[str, bytes], ...]:
+        """The Kafka headers of this schema's records on `topic` (none unless headers.enabled)."""
+        return self.topics[topic][2]
 
     def __call__(self, topic: str, value: Any) -> bytes | None:
         if value is None:

@@ -148,7 +148,7 @@ def _use_id(v: str) -> str:
 OPTIONS[APICURIO_AVRO] = {
     **_COMMON, _A + "url": _any, _A + "auto-register": _bool, _A + "find-latest": _bool,
     _A + "use-id": _use_id, _A + "id-handler": _id_handler, _A + "artifact-resolver-strategy": _apicurio_strategy,
-    _A + "headers.enabled": _only("false"), _A + "auth.username": _any, _A + "auth.password": _any,
+    _A + "headers.enabled": _bool, _A + "auth.username": _any, _A + "auth.password": _any,
     _A + "artifact.artifact-id": _any, _A + "artifact.group-id": _only("default"),
     _A + "auto-register.if-exists": _only("find_or_create_version"), _A + "cache-latest": _bool,
     _A + "check-period-ms": _int, _A + "retry-count": _int, _A + "retry-backoff-ms": _int,
@@ -215,7 +215,9 @@ MEANING: dict[str, str] = {
                        "`...Legacy8ByteIdHandler` (8-byte id, Apicurio 2.x's framing)",
     _A + "artifact-resolver-strategy": "`io.apicurio.registry.serde.strategy.TopicIdStrategy` (default: "
                                        "`<topic>-key`/`<topic>-value`) or `...SimpleTopicIdStrategy` (the topic)",
-    _A + "headers.enabled": "only `false`, the 3.x default (ids in Kafka headers are not written yet)",
+    _A + "headers.enabled": "the id in Kafka headers (`apicurio.<side>.contentId` or `.globalId`, 8 bytes, with "
+                            "`apicurio.<side>.encoding: BINARY`) and the Avro binary alone as the record (default "
+                            "false, as Apicurio 3.x; 2.x's default was true)",
     _A + "auth.username": "HTTP basic auth user (with auth.password); OAuth client options are refused",
     _A + "auth.password": "HTTP basic auth password (a secret)",
     _A + "artifact.artifact-id": "one artifact id for every record, instead of the strategy's",

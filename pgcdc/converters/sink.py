@@ -33,16 +33,21 @@ def split_json(data: bytes) -> tuple[bytes, bytes]:
 
 
 class _Side:
-    __slots__ = ("converter", "name", "prepared", "side")
+    __slots__ = ("converter", "current", "name", "prepared", "side")
 
     def __init__(self, converter: Converter, side: str) -> None:
         self.converter = converter
         self.side = side
         self.name = type(converter).__name__
         self.prepared: dict[bytes, Prepared] = {}
+        self.current: Any = None  # the last record's prepared schema: its Kafka headers, for a converter writing some
+
+    def headers(self, topic: str) -> Headers:
+        return self.current.headers(topic) if self.current is not None else ()
 
     def __call__(self, topic: str, data: bytes | None) -> bytes | None:
         if data is None:
+            self.current = None
             return None
         schema, payload = split_json(data)
         prepared = self.prepared.get(schema)
@@ -55,6 +60,7 @@ class _Side:
                 raise ConversionError(f"{self.side}.converter: topic {topic}: no {self.name} form of its schema: "
                                       f"{exc}") from None
             self.prepared[schema] = prepared
+        self.current = prepared
         try:
             return prepared(topic, orjson.loads(payload))
         except PgcdcError:
@@ -78,6 +84,11 @@ class ConvertingSink:
         object.__setattr__(self, "sink", sink)
         object.__setattr__(self, "_key", _Side(key, "key") if key is not None else None)
         object.__setattr__(self, "_value", _Side(value, "value") if value is not None else None)
+        # Sides whose converter writes Kafka headers (Apicurio's with headers.enabled), in the order Kafka Connect
+        # calls them: the key's converter, then the value's, each adding to the record's headers.
+        object.__setattr__(self, "_with_headers", tuple(s for s in (self._key, self._value)
+                                                         if s is not None and getattr(s.converter, "writes_headers",
+                                                                                      False)))
 
     def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Headers | None = None,
              partition: int | None = None) -> None:
@@ -85,6 +96,8 @@ class ConvertingSink:
             key = self._key(topic, key)
         if self._value is not None:
             value = self._value(topic, value)
+        if self._with_headers:
+            headers = [*(headers or ()), *(h for side in self._with_headers for h in side.headers(topic))]
         self.sink.send(topic, key, value, headers, partition)
 
     def flush(self) -> None:

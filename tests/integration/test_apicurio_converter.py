@@ -14,6 +14,8 @@ import fastavro
 
 import pytest
 
+from confluent_kafka import Consumer, KafkaError, TopicPartition
+
 from pgcdc.converters.apicurio import registry_base
 from pgcdc.converters.avro_schema import writer_schema
 from pgcdc.errors import ConfigError
@@ -130,3 +132,55 @@ def test_without_auto_register_the_registered_version_is_used(pg: PostgresCluste
     assert values[0][0] == values[1][0]
     versions = fetch(f"{v3(registry)}/groups/default/artifacts/{topic}-value/versions")["versions"]
     assert len(versions) == 1
+
+
+def read_with_headers(bootstrap: str, topic: str) -> list[tuple[bytes | None, bytes | None, list[Any]]]:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "pgcdc-apicurio-reader",
+                         "enable.auto.commit": "false", "enable.partition.eof": "true"})
+    out: list[tuple[bytes | None, bytes | None, list[Any]]] = []
+    try:
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        while True:
+            msg = consumer.poll(10.0)
+            assert msg is not None, "no end of partition"
+            if msg.error() and msg.error().code() == KafkaError._PARTITION_EOF:
+                return out
+            assert not msg.error(), msg.error()
+            out.append((msg.key(), msg.value(), msg.headers() or []))
+    finally:
+        consumer.close()
+
+
+def test_ids_in_headers(pg: PostgresCluster, dbname: str, broker: TansuBroker, registry: ApicurioRegistry) -> None:
+    """headers.enabled=true: the record is the Avro binary alone; the key's converter, then the value's, add the
+    id (8 bytes) and the encoding to the headers; a tombstone carries the key's only."""
+    pg.execute("CREATE TABLE t (id int PRIMARY KEY, v text)", dbname)
+    topic = f"{dbname}.public.t"
+    with Running(config(pg, dbname, broker, registry, **{P + "headers.enabled": "true"})):
+        pg.execute("INSERT INTO t VALUES (1, 'a')", dbname)
+        pg.execute("DELETE FROM t WHERE id = 1", dbname)
+        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5)) >= 3, 60, "3 records")
+    records = read_with_headers(broker.bootstrap_servers, topic)
+    # after the record's own headers (Debezium's `__debezium.context.*`), as Kafka Connect adds them
+    assert [[name for name, _ in h if not name.startswith("__debezium.")] for _, _, h in records] == [
+        ["apicurio.key.contentId", "apicurio.key.encoding", "apicurio.value.contentId", "apicurio.value.encoding"],
+        ["apicurio.key.contentId", "apicurio.key.encoding", "apicurio.value.contentId", "apicurio.value.encoding"],
+        ["apicurio.key.contentId", "apicurio.key.encoding"]]
+    assert all(not name.startswith("__debezium.") for _, _, h in records for name, _ in h[-2:])
+    ops = []
+    for key, value, headers in records:
+        found = dict(headers)
+        assert found["apicurio.key.encoding"] == b"BINARY" and len(found["apicurio.key.contentId"]) == 8
+        assert key is not None
+        key_text = fetch(f"{v3(registry)}/ids/contentIds/{int.from_bytes(found['apicurio.key.contentId'], 'big')}",
+                         raw=True)
+        assert fastavro.schemaless_reader(io.BytesIO(key), fastavro.parse_schema(writer_schema(key_text)),
+                                          None) == {"id": 1}
+        if value is None:
+            ops.append(None)
+            continue
+        text = fetch(f"{v3(registry)}/ids/contentIds/{int.from_bytes(found['apicurio.value.contentId'], 'big')}",
+                     raw=True)
+        ops.append(fastavro.schemaless_reader(io.BytesIO(value), fastavro.parse_schema(writer_schema(text)),
+                                              None)["op"])
+    assert ops == ["c", "d", None]
