@@ -241,6 +241,7 @@ def _transforms_section() -> list[str]:
 
 def _converters() -> list[str]:
     from pgcdc.converters import settings as cs
+    from pgcdc.converters.meaning import MEANING
 
     out = [
         "",
@@ -279,6 +280,14 @@ def _converters() -> list[str]:
         "(`errors.tolerance` covers transforms only). Compared byte for byte with Kafka Connect 4.3's and",
         "Debezium 3.6.3's converter classes (tests/conformance/test_simple_converters_vs_debezium.py).",
         "",
+        "Apicurio's AvroConverter (`io.apicurio.registry.utils.converter.AvroConverter`) follows Apicurio Registry's",
+        "3.x serde (matched: 3.0.9; Debezium 3.6's `debezium/connect` image bundles 3.2.5, Debezium 3.4's 2.6.13):",
+        "byte 0, the content id in 4 bytes, the Avro binary; the artifact `<topic>-key`/`<topic>-value` in the",
+        "default group; the schema Apicurio's AvroData derives (the same as Confluent's, compared with Apicurio's own",
+        "AvroData in tests/unit/test_apicurio_avro_data.py). Apicurio 2.x's framing is",
+        "`apicurio.registry.use-id=globalId` with `apicurio.registry.id-handler=...Legacy8ByteIdHandler`. As",
+        "Apicurio's resolver: auto-register first, else find-latest, else the schema must be registered already.",
+        "",
         "| class | sides | option | meaning |",
         "| --- | --- | --- | --- |",
     ]
@@ -286,7 +295,7 @@ def _converters() -> list[str]:
         sides = ", ".join(side for side, classes in cs._SIDE_CLASSES.items() if cls in classes)
         for i, name in enumerate(sorted(options)):
             first = cls if i == 0 else ""
-            out.append(f"| {first} | {sides if i == 0 else ''} | `{name}` | {_cell(cs.MEANING.get(name, ''))} |")
+            out.append(f"| {first} | {sides if i == 0 else ''} | `{name}` | {_cell(MEANING.get(name, ''))} |")
     out += ["", "Not supported yet (refused): " + ", ".join(f"`{c}`" for c in sorted(cs.NOT_YET)) + "."]
     return out
 

@@ -40,13 +40,17 @@ class Converter(Protocol):
 def make_converter(spec: ConverterSpec, stopping: Callable[[], bool] = lambda: False) -> Converter:
     """The converter a validated spec names (JsonConverter only as a delegate or a header converter: keys and
     values are the envelope's own JsonConverter output)."""
-    from pgcdc.converters.settings import AVRO, CLOUDEVENTS, PROTOBUF
+    from pgcdc.converters.settings import APICURIO_AVRO, AVRO, CLOUDEVENTS, PROTOBUF
     from pgcdc.converters.simple import make_simple
 
     if spec.cls == AVRO:
         from pgcdc.converters.avro import AvroConverter
 
         return AvroConverter(spec, stopping)
+    if spec.cls == APICURIO_AVRO:
+        from pgcdc.converters.apicurio import ApicurioAvroConverter
+
+        return ApicurioAvroConverter(spec, stopping)
     if spec.cls == CLOUDEVENTS:
         from pgcdc.converters.cloudevents import CloudEventsConverter
 

@@ -29,6 +29,7 @@ AVRO = "io.confluent.connect.avro.AvroConverter"
 CLOUDEVENTS = "io.debezium.converters.CloudEventsConverter"
 PROTOBUF = "io.confluent.connect.protobuf.ProtobufConverter"
 REGISTRY_CLASSES = (AVRO, PROTOBUF)
+APICURIO_AVRO = "io.apicurio.registry.utils.converter.AvroConverter"
 SIDES = ("key", "value", "header")
 ENGINE_PREFIX = "converter."
 PREFIXES = (*(f"{side}.converter." for side in SIDES), ENGINE_PREFIX)
@@ -36,7 +37,6 @@ PREFIXES = (*(f"{side}.converter." for side in SIDES), ENGINE_PREFIX)
 # Classes users name that pgcdc does not write yet: refused with one line.
 NOT_YET = frozenset({
     "io.confluent.connect.json.JsonSchemaConverter",
-    "io.apicurio.registry.utils.converter.AvroConverter",
     "io.apicurio.registry.utils.converter.ExtJsonConverter",
     "io.apicurio.registry.utils.converter.JsonConverter",
     "io.apicurio.registry.utils.converter.ProtobufConverter",
@@ -170,90 +170,48 @@ OPTIONS: dict[str, dict[str, Check]] = {
 }
 # A converter's options handed to the converters it holds (CloudEventsConverter's `json.*` and `avro.*`).
 SUB_OPTIONS: dict[str, tuple[tuple[str, str], ...]] = {CLOUDEVENTS: (("json.", JSON), ("avro.", AVRO))}
-# What each option does in pgcdc, for docs/configuration.md (pgcdc/docgen.py).
-MEANING: dict[str, str] = {
-    "converter.type": "set by a Connect worker; no effect",
-    "schemas.enable": "JsonConverter: wrap in `{schema, payload}` (default true); other converters: no effect",
-    "schemas.cache.size": "no effect (schemas are compiled once per version)",
-    "decimal.format": "only `BASE64`, the default",
-    "replace.null.with.default": "JsonConverter: a null field whose schema has a default is written as the default "
-                                 "(default true, KIP-581); false keeps the null",
-    "converter.encoding": "StringConverter: the character set of the text (Java's names; default UTF-8)",
-    "delegate.converter.type": "Debezium's BinaryDataConverter/ByteArrayConverter: the converter class of "
-                               "values without a bytes schema, its options under `delegate.converter.type.`; "
-                               "unset, such a value stops the connector",
-    "schema.registry.url": "required; one or more comma-separated URLs (user:password@ in a URL is basic auth; "
-                           "`mock://<scope>` is confluent-kafka's in-memory registry, for tests)",
-    "auto.register.schemas": "register a record's schema (default true); false: look it up, it must be registered",
-    "use.latest.version": "write with the subject's latest schema id (default false; ProtobufConverter: only false)",
-    "latest.compatibility.strict": "with use.latest.version: the registry must find the record's schema compatible "
-                                   "with the latest (default true)",
-    "key.subject.name.strategy": "TopicNameStrategy (default), RecordNameStrategy or TopicRecordNameStrategy "
-                                 "(`io.confluent.kafka.serializers.subject.*`)",
-    "value.subject.name.strategy": "as key.subject.name.strategy",
-    "basic.auth.credentials.source": "`URL` (default: user info in the URL) or `USER_INFO`",
-    "basic.auth.user.info": "`user:password` with basic.auth.credentials.source=USER_INFO (a secret)",
-    "schema.registry.basic.auth.user.info": "same as basic.auth.user.info",
-    "bearer.auth.credentials.source": "`STATIC_TOKEN`: send `bearer.auth.token` as `Authorization: Bearer` "
-                                      "(SASL_OAUTHBEARER_INHERIT is refused: it needs Kafka's OAuth login)",
-    "bearer.auth.token": "the token for STATIC_TOKEN (a secret)",
-    "bearer.auth.logical.cluster": "Confluent Cloud's logical cluster, sent as `target-sr-cluster`",
-    "bearer.auth.identity.pool.id": "Confluent Cloud's identity pool, sent as `Confluent-Identity-Pool-Id`",
-    "http.connect.timeout.ms": "the registry request timeout (the larger of the two; default: none)",
-    "http.read.timeout.ms": "as http.connect.timeout.ms",
-    "schema.registry.ssl.truststore.location": "CAs to trust for an `https://` registry: PKCS12 or PEM (a JKS "
-                                               "store is refused with the keytool line converting it)",
-    "schema.registry.ssl.truststore.password": "the PKCS12 truststore's password",
-    "schema.registry.ssl.truststore.type": "`JKS` (default; the file is read as what it is), `PKCS12` or `PEM`",
-    "schema.registry.ssl.truststore.certificates": "CAs as PEM text, instead of a truststore file",
-    "schema.registry.ssl.keystore.location": "client certificate and key for mutual TLS: PKCS12, or one PEM file",
-    "schema.registry.ssl.keystore.password": "the PKCS12 keystore's password",
-    "schema.registry.ssl.keystore.type": "as schema.registry.ssl.truststore.type",
-    "schema.registry.ssl.key.password": "the PEM private key's password",
-    "schema.registry.ssl.keystore.certificate.chain": "client certificate chain as PEM text (with keystore.key)",
-    "schema.registry.ssl.keystore.key": "client private key as PEM text (with keystore.certificate.chain)",
-    "schema.registry.ssl.endpoint.identification.algorithm": "only `https` (the default): the registry's host "
-                                                             "name is checked against its certificate",
-    "schema.registry.ssl.protocol": "no effect: Python's TLS negotiates the newest version both sides speak",
-    "schemas.cache.config": "no effect (a schema version is compiled and registered once per process)",
-    "max.schemas.per.subject": "no effect",
-    "connect.meta.data": "only `true`, the default",
-    "enhanced.avro.schema.support": "only `false`, the default",
-    "normalize.schemas": "only `false`, the default",
-    "scrub.invalid.names": "only `false`, the default",
-    "avro.remove.java.properties": "only `false`, the default",
-    "serializer.type": "CloudEvents: `json` (default) or `avro` (the event through the `avro.*` AvroConverter)",
-    "data.serializer.type": "CloudEvents: the `data` attribute in `json` (default) or `avro` (Confluent wire "
-                            "bytes, registered under `<topic>-data` with avro/avro, `<topic>` with json/avro)",
-    "extension.attributes.enable": "CloudEvents: the `iodebezium*` attributes (op, each source field, the "
-                                   "transaction) (default true)",
-    "schema.cloudevents.name": "CloudEvents: the Avro event's schema name (default "
-                               "`<topic.prefix>.<database>.CloudEvents.Envelope`)",
-    "schema.name.adjustment.mode": "CloudEvents: adjustment of the event's schema name: `avro` (default), "
-                                   "`avro_unicode`, `none`",
-    "metadata.source": "CloudEvents: where `source`, `op`, `transaction` come from, `value` (default "
-                       "`value,id:generate,type:generate,traceparent:header,dataSchemaName:generate`) or `header` "
-                       "(headers the header converter wrote, e.g. by HeaderFrom: then `data` is the whole value); "
-                       "`id:header`, `type:header` read those attributes from headers",
-    "opentelemetry.tracing.attributes.enable": "CloudEvents: only `false` (Debezium reads `traceparent` from a "
-                                               "header its tracing SMT writes)",
-    "schema.data.name.source.header.enable": "CloudEvents: only `false`",
-    "json.*": "CloudEvents: JsonConverter's options for the event and its `data` (`json.schemas.enable`: "
-              "`data` as `{schema, payload}`, default true; `json.replace.null.with.default`, …)",
-    "avro.*": "CloudEvents: AvroConverter's options (`avro.schema.registry.url`, required with Avro, also "
-              "written in `dataschema`; auth, subject strategies, …); `avro.apicurio.registry.url` is not "
-              "supported yet",
-    "enhanced.protobuf.schema.support": "only `false`, the default",
-    "optional.for.nullables": "only `false`, the default (a nullable field is a plain proto3 field)",
-    "optional.for.proto2": "only `false`, the default",
-    "wrapper.for.nullables": "only `false`, the default (no google.protobuf wrappers for nullable fields)",
-    "wrapper.for.raw.primitives": "no effect (pgcdc's records are structs, never raw primitives)",
-    "skip.known.types": "only `true`, the default (well-known imports are not registered as references)",
-    "reference.lookup.only": "only `false`, the default",
+_APICURIO_NOT_YET = ("apicurio.registry.headers.", "apicurio.registry.auth.", "apicurio.registry.fallback.",
+                     "apicurio.registry.artifact.", "apicurio.registry.schema-resolver",
+                     "apicurio.registry.dereference-schema", "apicurio.registry.avro-datum-provider")
+_A = "apicurio.registry."
+
+
+def _apicurio_strategy(v: str) -> str:
+    allowed = ("io.apicurio.registry.serde.strategy.TopicIdStrategy",
+               "io.apicurio.registry.serde.strategy.SimpleTopicIdStrategy")
+    if v not in allowed:
+        raise ValueError(f"only {' or '.join(allowed)} is supported yet")
+    return v
+
+
+def _id_handler(v: str) -> str:
+    allowed = ("io.apicurio.registry.serde.Default4ByteIdHandler", "io.apicurio.registry.serde.Legacy8ByteIdHandler")
+    if v not in allowed:
+        raise ValueError(f"use {' or '.join(allowed)}")
+    return v
+
+
+def _use_id(v: str) -> str:
+    if v not in ("contentId", "globalId"):
+        raise ValueError("use contentId or globalId")
+    return v
+
+
+OPTIONS[APICURIO_AVRO] = {
+    **_COMMON, _A + "url": _any, _A + "auto-register": _bool, _A + "find-latest": _bool,
+    _A + "use-id": _use_id, _A + "id-handler": _id_handler, _A + "artifact-resolver-strategy": _apicurio_strategy,
+    _A + "headers.enabled": _bool, _A + "auth.username": _any, _A + "auth.password": _any,
+    _A + "artifact.artifact-id": _any, _A + "artifact.group-id": _only("default"),
+    _A + "auto-register.if-exists": _only("find_or_create_version"), _A + "cache-latest": _bool,
+    _A + "check-period-ms": _int, _A + "retry-count": _int, _A + "retry-backoff-ms": _int,
+    _A + "avro.encoding": _only("binary"), _A + "serde.validation-enabled": _bool,
+    "connect.meta.data": _only("true"), "enhanced.avro.schema.support": _only("false"), "schemas.cache.config": _int,
+    "schemas.enable": _any,  # JsonConverter's, handed to every converter by `converter.*`
 }
 _SIMPLE = (STRING, BYTE_ARRAY, DBZ_BINARY, DBZ_BYTE_ARRAY, *NUMBERS, BOOLEAN)
-_SIDE_CLASSES = {"key": (JSON, AVRO, PROTOBUF, CLOUDEVENTS, *_SIMPLE),
-                 "value": (JSON, AVRO, PROTOBUF, CLOUDEVENTS, *_SIMPLE), "header": (JSON, SIMPLE_HEADER, *_SIMPLE)}
+_SIDE_CLASSES = {"key": (JSON, AVRO, PROTOBUF, APICURIO_AVRO, CLOUDEVENTS, *_SIMPLE),
+                 "value": (JSON, AVRO, PROTOBUF, APICURIO_AVRO, CLOUDEVENTS, *_SIMPLE),
+                 "header": (JSON, SIMPLE_HEADER, *_SIMPLE)}
 _DELEGATE = "delegate.converter.type."
 
 
@@ -334,6 +292,8 @@ def converter_specs(classes: Mapping[str, str], props: Mapping[str, str]) -> dic
             raise ConfigError(f"{prefix}schema.registry.url: required by {cls}")
         if cls == CLOUDEVENTS:
             _check_cloudevents(spec, prefix)
+        if cls == APICURIO_AVRO and not spec.get(_A + "url"):
+            raise ConfigError(f"{prefix}{_A}url: required by {cls}")
         specs[side] = spec
     for name, (full, _) in engine.items():
         if not any(_knows(s.cls, name) or (s.delegate is not None and name.startswith(_DELEGATE))
@@ -369,7 +329,8 @@ def _checked(cls: str, raw: Mapping[str, tuple[str, str]]) -> list[tuple[str, An
                                       or name == "avro.apicurio.registry.url"):
                     raise ConfigError(f"{full}: is not supported yet by {cls}")
         if check is None:
-            if name.startswith(_REGISTRY_NOT_YET) and cls in REGISTRY_CLASSES:
+            if ((name.startswith(_REGISTRY_NOT_YET) and cls in REGISTRY_CLASSES)
+                    or (name.startswith(_APICURIO_NOT_YET) and cls == APICURIO_AVRO)):
                 raise ConfigError(f"{full}: is not supported yet by {cls}")
             raise ConfigError(f"{full}: unknown option {name!r} of {cls}")
         try:

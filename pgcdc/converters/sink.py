@@ -34,7 +34,7 @@ def split_json(data: bytes) -> tuple[bytes, bytes]:
 
 
 class _Side:
-    __slots__ = ("converter", "headers", "name", "prepared", "side")
+    __slots__ = ("converter", "current", "headers", "name", "prepared", "side")
 
     def __init__(self, converter: Converter, side: str) -> None:
         self.converter = converter
@@ -43,9 +43,15 @@ class _Side:
         self.prepared: dict[bytes, Prepared] = {}
         # A converter reading the record's headers (CloudEvents metadata from headers) gets them as a third argument.
         self.headers = bool(getattr(converter, "wants_headers", False))
+        self.current: Any = None  # the last record's prepared schema: its Kafka headers, for a converter writing some
+
+    def written(self, topic: str) -> Headers:
+        """The Kafka headers the converter wrote for the last record (Apicurio's ids with headers.enabled)."""
+        return self.current.headers(topic) if self.current is not None else ()
 
     def __call__(self, topic: str, data: bytes | None, headers: Headers | None = None) -> bytes | None:
         if data is None:
+            self.current = None
             return None
         schema, payload = split_json(data)
         prepared = self.prepared.get(schema)
@@ -58,6 +64,7 @@ class _Side:
                 raise ConversionError(f"{self.side}.converter: topic {topic}: no {self.name} form of its schema: "
                                       f"{exc}") from None
             self.prepared[schema] = prepared
+        self.current = prepared
         try:
             if self.headers:
                 return prepared(topic, orjson.loads(payload), headers)  # type: ignore[call-arg]
@@ -87,16 +94,25 @@ class ConvertingSink:
         object.__setattr__(self, "_key", _Side(key, "key") if key is not None else None)
         object.__setattr__(self, "_value", _Side(value, "value") if value is not None else None)
         object.__setattr__(self, "_header", _Side(header, "header") if header is not None else None)
+        # Sides whose converter writes Kafka headers (Apicurio's with headers.enabled), in the order Kafka Connect
+        # calls them: the key's converter, then the value's, each adding to the record's headers.
+        object.__setattr__(self, "_with_headers", tuple(s for s in (self._key, self._value)
+                                                         if s is not None and getattr(s.converter, "writes_headers",
+                                                                                      False)))
 
     def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Headers | None = None,
              partition: int | None = None) -> None:
+        # Kafka Connect's order: the record's headers through the header converter, then the key and the value
+        # (a converter reading headers sees the converted ones), then the headers those converters add.
+        if self._header is not None and headers:
+            convert = self._header
+            headers = [(name, convert(topic, data)) for name, data in headers]
         if self._key is not None:
             key = self._key(topic, key, headers)
         if self._value is not None:
             value = self._value(topic, value, headers)
-        if self._header is not None and headers:
-            convert = self._header
-            headers = [(name, convert(topic, data)) for name, data in headers]
+        if self._with_headers:
+            headers = [*(headers or ()), *(h for side in self._with_headers for h in side.written(topic))]
         self.sink.send(topic, key, value, headers, partition)
 
     def flush(self) -> None:

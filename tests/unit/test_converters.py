@@ -28,6 +28,8 @@ KC = "org.apache.kafka.connect.converters."
 REG = {"value.converter": AVRO, "value.converter.schema.registry.url": "mock://unit"}
 PROTOBUF = "io.confluent.connect.protobuf.ProtobufConverter"
 PROTO_REG = {"value.converter": PROTOBUF, "value.converter.schema.registry.url": "mock://unit"}
+APICURIO = "io.apicurio.registry.utils.converter.AvroConverter"
+AREG = {"value.converter": APICURIO, "value.converter.apicurio.registry.url": "http://127.0.0.1:1/apis/registry/v2"}
 
 GOOD = [  # (properties, (key schemas.enable, value schemas.enable), (key class, value class))
     ({}, (True, True), ("JsonConverter", "JsonConverter")),
@@ -43,6 +45,8 @@ GOOD = [  # (properties, (key schemas.enable, value schemas.enable), (key class,
       "converter.auto.register.schemas": "true"}, (True, True), ("AvroConverter", "AvroConverter")),
     ({**REG, "value.converter.value.subject.name.strategy":
       "io.confluent.kafka.serializers.subject.RecordNameStrategy"}, (True, True), ("JsonConverter", "AvroConverter")),
+    ({**AREG, "converter.apicurio.registry.auto-register": "true", "converter.apicurio.registry.find-latest": "true",
+      "value.converter.apicurio.registry.use-id": "globalId"}, (True, True), ("JsonConverter", "AvroConverter")),
     ({"value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter"}, (True, True),
      ("JsonConverter", "ByteArrayConverter")),
     ({"header.converter": "org.apache.kafka.connect.storage.SimpleHeaderConverter"}, (True, True),
@@ -95,7 +99,7 @@ BAD = [
      "value.converter.schema.registry.ssl.cipher.suites: is not supported yet by " + PROTOBUF),
     ({**PROTO_REG, "value.converter.connect.meta.data": "true"}, "unknown option 'connect.meta.data' of " + PROTOBUF),
     *[({"value.converter": cls}, f"value.converter: {cls} is not supported yet") for cls in (
-        "io.confluent.connect.json.JsonSchemaConverter", "io.apicurio.registry.utils.converter.AvroConverter")],
+        "io.confluent.connect.json.JsonSchemaConverter", "io.apicurio.registry.utils.converter.ExtJsonConverter")],
     ({"value.converter": STRING, "value.converter.converter.encoding": "klingon"},
      "value.converter.converter.encoding: unknown character encoding (got 'klingon')"),
     ({"value.converter": DBZ + "BinaryDataConverter", "value.converter.delegate.converter.type": "x.Nope"},
@@ -110,6 +114,15 @@ BAD = [
     ({"header.converter": "org.apache.kafka.connect.storage.SimpleHeaderConverter",
       "key.converter.schemas.enable": "false"}, "header.converter: org.apache.kafka.connect.storage."
                                                 "SimpleHeaderConverter writes the __debezium.newkey/oldkey"),
+    ({"value.converter": APICURIO}, "value.converter.apicurio.registry.url: required by " + APICURIO),
+    ({**AREG, "value.converter.apicurio.registry.headers.value.contentId.name": "id"},
+     "value.converter.apicurio.registry.headers.value.contentId.name: is not supported yet by " + APICURIO),
+    ({**AREG, "value.converter.apicurio.registry.auth.client.id": "c"},
+     "value.converter.apicurio.registry.auth.client.id: is not supported yet by " + APICURIO),
+    ({**AREG, "value.converter.apicurio.registry.use-id": "contentid"},
+     "value.converter.apicurio.registry.use-id: use contentId or globalId (got 'contentid')"),
+    ({**AREG, "value.converter.apicurio.registry.artifact-resolver-strategy": "io.apicurio.registry.serde.avro."
+      "strategy.RecordIdStrategy"}, "value.converter.apicurio.registry.artifact-resolver-strategy: only "),
 ]
 
 

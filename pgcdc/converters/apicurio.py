@@ -1,0 +1,191 @@
+"""Apicurio Registry's AvroConverter (`io.apicurio.registry.utils.converter.AvroConverter`, serde 3.x).
+
+What Apicurio's 3.0.9 serde does with its defaults (read from its SerdeConfig, SchemaResolverConfig,
+KafkaSerdeConfig and Default4ByteIdHandler): the schema is the one its AvroData derives from the Connect schema
+(a copy of Confluent's: same namespace `io.confluent.connect.avro`, same `connect.*` properties, so
+pgcdc/converters/avro_schema.py writes it); the artifact is `<topic>-key`/`<topic>-value` in the default group
+(TopicIdStrategy; SimpleTopicIdStrategy: the topic); the record is magic byte 0, the id, then Avro binary. The
+id is the content id in 4 bytes (`use-id=contentId`, `Default4ByteIdHandler`); `use-id=globalId` and
+`id-handler=...Legacy8ByteIdHandler` (8 bytes) are Apicurio 2.x's framing. Ids in Kafka headers
+(`headers.enabled=true`; false by default in 3.x, true in 2.x): the record is the Avro binary alone, and
+the key's then the value's converter add `apicurio.<side>.<contentId|globalId>` (the id as an 8-byte long)
+and `apicurio.<side>.encoding` (`BINARY`) to the record's headers (DefaultHeadersHandler, AvroSerdeHeaders).
+
+The registry is reached through its Confluent-compatible API (`/apis/ccompat/v7`), whose subjects are the
+default group's artifacts and whose schema ids are content ids, with confluent-kafka's client; a global id is
+read from Apicurio's own v3 API with httpx. As Apicurio's resolver does: `auto-register=true` registers the
+schema (or finds its version), else `find-latest=true` writes with the artifact's latest version, else the
+schema must already be registered (looked up by content).
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import struct
+import time
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import quote
+
+import fastavro
+from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+
+from pgcdc.converters.avro_schema import avro_schema_text, datum_function, writer_schema
+from pgcdc.converters.settings import APICURIO_AVRO, ConverterSpec
+from pgcdc.errors import ConfigError, SinkError
+
+try:  # the HTTP client confluent-kafka's registry client itself uses: httpx2 where installed, else httpx
+    import httpx2 as httpx
+except ImportError:
+    import httpx  # type: ignore[no-redef]
+
+log = logging.getLogger(__name__)
+
+P = "apicurio.registry."
+TOPIC_ID = "io.apicurio.registry.serde.strategy.TopicIdStrategy"
+SIMPLE_TOPIC_ID = "io.apicurio.registry.serde.strategy.SimpleTopicIdStrategy"
+FOUR_BYTES = "io.apicurio.registry.serde.Default4ByteIdHandler"
+EIGHT_BYTES = "io.apicurio.registry.serde.Legacy8ByteIdHandler"
+_FRAME = {FOUR_BYTES: struct.Struct(">bI"), EIGHT_BYTES: struct.Struct(">bq")}
+MAX_PAUSE_S = 30.0
+
+
+def registry_base(url: str) -> str:
+    """The server's root from `apicurio.registry.url`, which names its v2 or v3 API (or the root itself)."""
+    return url.split("/apis/", 1)[0].rstrip("/")
+
+
+class ApicurioAvroConverter:
+    def __init__(self, spec: ConverterSpec, stopping: Callable[[], bool] = lambda: False) -> None:
+        self.is_key = spec.is_key
+        self.side = spec.side
+        self.base = registry_base(spec.get(P + "url"))
+        conf: dict[str, Any] = {"url": f"{self.base}/apis/ccompat/v7"}
+        user, password = spec.get(P + "auth.username"), spec.get(P + "auth.password")
+        if user is not None:
+            if password is None:
+                raise ConfigError(f"{spec.side}.converter.{P}auth.password: required with {P}auth.username")
+            conf["basic.auth.user.info"] = f"{user}:{password}"
+        self.auth = (user, password) if user is not None else None
+        self.client = SchemaRegistryClient(conf)
+        self.strategy = spec.get(P + "artifact-resolver-strategy", TOPIC_ID)
+        self.artifact_id = spec.get(P + "artifact.artifact-id")
+        self.frame = _FRAME[spec.get(P + "id-handler", FOUR_BYTES)]
+        self.global_id = spec.get(P + "use-id", "contentId") == "globalId"
+        self.writes_headers = spec.get(P + "headers.enabled", False)
+        side = "key" if spec.is_key else "value"
+        self.id_header = f"apicurio.{side}.{'globalId' if self.global_id else 'contentId'}"
+        self.encoding_header = (f"apicurio.{side}.encoding", b"BINARY")
+        self.auto_register = spec.get(P + "auto-register", False)
+        self.find_latest = spec.get(P + "find-latest", False)
+        self._probe(spec)
+        self.stopping = stopping
+        self.registrations = 0  # registry calls made: once per schema version and artifact
+
+    def _probe(self, spec: ConverterSpec) -> None:
+        """One request at start-up, before anything is created: refused credentials end the start with one line;
+        a registry that is down is only logged (the stream waits for it)."""
+        try:
+            self.client.get_subjects()
+        except Exception as exc:
+            status = getattr(exc, "http_status_code", None)
+            if status in (401, 403):
+                option = "auth.password" if self.auth else "auth.username"
+                said = "refused the credentials" if self.auth else "asks for credentials"
+                raise ConfigError(f"{spec.side}.converter.{P}{option}: Apicurio Registry at {self.base} {said} "
+                                  f"(HTTP {status})") from None
+            log.warning("Apicurio Registry %s: not reachable yet (%s); records will wait for it", self.base, exc)
+
+    def prepare(self, schema: dict[str, Any] | None) -> PreparedApicurio:
+        return PreparedApicurio(self, schema)
+
+    def artifact(self, topic: str) -> str:
+        if self.artifact_id:
+            return str(self.artifact_id)
+        if self.strategy == SIMPLE_TOPIC_ID:
+            return topic
+        return f"{topic}-{'key' if self.is_key else 'value'}"
+
+    def schema_id(self, artifact: str, text: str) -> tuple[int, str]:
+        """(the id records carry, the schema text they are written with), retried until the registry answers:
+        a registry that is down or refuses the schema holds the stream."""
+        pause = 0.5
+        while True:
+            try:
+                self.registrations += 1
+                return self._schema_id(artifact, text)
+            except Exception as exc:
+                reason = " ".join(str(exc).split())[:300] or type(exc).__name__
+                if self.stopping():
+                    raise SinkError(f"Apicurio Registry {self.base}: artifact {artifact}: {reason}") from None
+                log.warning("Apicurio Registry %s: artifact %s: %s; records wait, retrying in %.1f s", self.base,
+                            artifact, reason, pause)
+                time.sleep(pause)
+                pause = min(pause * 2, MAX_PAUSE_S)
+
+    def _schema_id(self, artifact: str, text: str) -> tuple[int, str]:
+        schema = Schema(text, "AVRO")
+        version: int | None = None
+        if self.auto_register:
+            content_id: int | None = self.client.register_schema(artifact, schema)
+            if self.global_id:
+                version = self.client.lookup_schema(artifact, schema).version
+        elif self.find_latest:
+            latest = self.client.get_latest_version(artifact)
+            content_id, version, text = latest.schema_id, latest.version, latest.schema.schema_str or text
+        else:
+            found = self.client.lookup_schema(artifact, schema)
+            content_id, version = found.schema_id, found.version
+        if content_id is None:
+            raise ValueError("the registry answered without a schema id")
+        if not self.global_id:
+            return content_id, text
+        return self._global_id(artifact, version), text
+
+    def _global_id(self, artifact: str, version: int | None) -> int:
+        url = f"{self.base}/apis/registry/v3/groups/default/artifacts/{quote(artifact, safe='')}/versions/{version}"
+        response = httpx.get(url, auth=self.auth, timeout=30)
+        response.raise_for_status()
+        return int(response.json()["globalId"])
+
+    def close(self) -> None:
+        pass
+
+
+class PreparedApicurio:
+    """One Connect schema: its Avro text and datum function, and per topic the framing and fastavro writer."""
+
+    __slots__ = ("conv", "datum", "text", "topics")
+    _LONG = struct.Struct(">q")
+
+    def __init__(self, conv: ApicurioAvroConverter, schema: dict[str, Any] | None) -> None:
+        if schema is None:
+            raise SinkError(f"{conv.side}.converter: {APICURIO_AVRO} needs the record's schema")
+        self.conv = conv
+        self.text = avro_schema_text(schema)
+        self.datum = datum_function(schema) or (lambda v: v)
+        self.topics: dict[str, tuple[bytes, Any, tuple[tuple[str, bytes], ...]]] = {}
+
+    def _topic(self, topic: str) -> tuple[bytes, Any, tuple[tuple[str, bytes], ...]]:
+        conv = self.conv
+        schema_id, text = conv.schema_id(conv.artifact(topic), self.text)
+        parsed = fastavro.parse_schema(writer_schema(text))
+        headers: tuple[tuple[str, bytes], ...] = ()
+        if conv.writes_headers:
+            headers = ((conv.id_header, self._LONG.pack(schema_id)), conv.encoding_header)
+        entry = self.topics[topic] = (b"" if conv.writes_headers else conv.frame.pack(0, schema_id), parsed, headers)
+        return entry
+
+    def headers(self, topic: str) -> tuple[tuple[str, bytes], ...]:
+        """The Kafka headers of this schema's records on `topic` (none unless headers.enabled)."""
+        return self.topics[topic][2]
+
+    def __call__(self, topic: str, value: Any) -> bytes | None:
+        if value is None:
+            return None
+        entry = self.topics.get(topic) or self._topic(topic)
+        out = io.BytesIO()
+        out.write(entry[0])
+        fastavro.schemaless_writer(out, entry[1], self.datum(value))
+        return out.getvalue()

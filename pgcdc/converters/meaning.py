@@ -1,0 +1,112 @@
+"""What each converter option does in pgcdc, for docs/configuration.md (pgcdc/docgen.py); the options
+themselves and their checks are settings.py's."""
+
+from __future__ import annotations
+
+_A = "apicurio.registry."
+
+# What each option does in pgcdc, for docs/configuration.md (pgcdc/docgen.py).
+MEANING: dict[str, str] = {
+    "converter.type": "set by a Connect worker; no effect",
+    "schemas.enable": "JsonConverter: wrap in `{schema, payload}` (default true); other converters: no effect",
+    "schemas.cache.size": "no effect (schemas are compiled once per version)",
+    "decimal.format": "only `BASE64`, the default",
+    "replace.null.with.default": "JsonConverter: a null field whose schema has a default is written as the default "
+                                 "(default true, KIP-581); false keeps the null",
+    "converter.encoding": "StringConverter: the character set of the text (Java's names; default UTF-8)",
+    "delegate.converter.type": "Debezium's BinaryDataConverter/ByteArrayConverter: the converter class of "
+                               "values without a bytes schema, its options under `delegate.converter.type.`; "
+                               "unset, such a value stops the connector",
+    "schema.registry.url": "required; one or more comma-separated URLs (user:password@ in a URL is basic auth; "
+                           "`mock://<scope>` is confluent-kafka's in-memory registry, for tests)",
+    "auto.register.schemas": "register a record's schema (default true); false: look it up, it must be registered",
+    "use.latest.version": "write with the subject's latest schema id (default false; ProtobufConverter: only false)",
+    "latest.compatibility.strict": "with use.latest.version: the registry must find the record's schema compatible "
+                                   "with the latest (default true)",
+    "key.subject.name.strategy": "TopicNameStrategy (default), RecordNameStrategy or TopicRecordNameStrategy "
+                                 "(`io.confluent.kafka.serializers.subject.*`)",
+    "value.subject.name.strategy": "as key.subject.name.strategy",
+    "basic.auth.credentials.source": "`URL` (default: user info in the URL) or `USER_INFO`",
+    "basic.auth.user.info": "`user:password` with basic.auth.credentials.source=USER_INFO (a secret)",
+    "schema.registry.basic.auth.user.info": "same as basic.auth.user.info",
+    "bearer.auth.credentials.source": "`STATIC_TOKEN`: send `bearer.auth.token` as `Authorization: Bearer` "
+                                      "(SASL_OAUTHBEARER_INHERIT is refused: it needs Kafka's OAuth login)",
+    "bearer.auth.token": "the token for STATIC_TOKEN (a secret)",
+    "bearer.auth.logical.cluster": "Confluent Cloud's logical cluster, sent as `target-sr-cluster`",
+    "bearer.auth.identity.pool.id": "Confluent Cloud's identity pool, sent as `Confluent-Identity-Pool-Id`",
+    "http.connect.timeout.ms": "the registry request timeout (the larger of the two; default: none)",
+    "http.read.timeout.ms": "as http.connect.timeout.ms",
+    "schema.registry.ssl.truststore.location": "CAs to trust for an `https://` registry: PKCS12 or PEM (a JKS "
+                                               "store is refused with the keytool line converting it)",
+    "schema.registry.ssl.truststore.password": "the PKCS12 truststore's password",
+    "schema.registry.ssl.truststore.type": "`JKS` (default; the file is read as what it is), `PKCS12` or `PEM`",
+    "schema.registry.ssl.truststore.certificates": "CAs as PEM text, instead of a truststore file",
+    "schema.registry.ssl.keystore.location": "client certificate and key for mutual TLS: PKCS12, or one PEM file",
+    "schema.registry.ssl.keystore.password": "the PKCS12 keystore's password",
+    "schema.registry.ssl.keystore.type": "as schema.registry.ssl.truststore.type",
+    "schema.registry.ssl.key.password": "the PEM private key's password",
+    "schema.registry.ssl.keystore.certificate.chain": "client certificate chain as PEM text (with keystore.key)",
+    "schema.registry.ssl.keystore.key": "client private key as PEM text (with keystore.certificate.chain)",
+    "schema.registry.ssl.endpoint.identification.algorithm": "only `https` (the default): the registry's host "
+                                                             "name is checked against its certificate",
+    "schema.registry.ssl.protocol": "no effect: Python's TLS negotiates the newest version both sides speak",
+    "schemas.cache.config": "no effect (a schema version is compiled and registered once per process)",
+    "max.schemas.per.subject": "no effect",
+    "connect.meta.data": "only `true`, the default",
+    "enhanced.avro.schema.support": "only `false`, the default",
+    "normalize.schemas": "only `false`, the default",
+    "scrub.invalid.names": "only `false`, the default",
+    "avro.remove.java.properties": "only `false`, the default",
+    "serializer.type": "CloudEvents: `json` (default) or `avro` (the event through the `avro.*` AvroConverter)",
+    "data.serializer.type": "CloudEvents: the `data` attribute in `json` (default) or `avro` (Confluent wire "
+                            "bytes, registered under `<topic>-data` with avro/avro, `<topic>` with json/avro)",
+    "extension.attributes.enable": "CloudEvents: the `iodebezium*` attributes (op, each source field, the "
+                                   "transaction) (default true)",
+    "schema.cloudevents.name": "CloudEvents: the Avro event's schema name (default "
+                               "`<topic.prefix>.<database>.CloudEvents.Envelope`)",
+    "schema.name.adjustment.mode": "CloudEvents: adjustment of the event's schema name: `avro` (default), "
+                                   "`avro_unicode`, `none`",
+    "metadata.source": "CloudEvents: where `source`, `op`, `transaction` come from, `value` (default "
+                       "`value,id:generate,type:generate,traceparent:header,dataSchemaName:generate`) or `header` "
+                       "(headers the header converter wrote, e.g. by HeaderFrom: then `data` is the whole value); "
+                       "`id:header`, `type:header` read those attributes from headers",
+    "opentelemetry.tracing.attributes.enable": "CloudEvents: only `false` (Debezium reads `traceparent` from a "
+                                               "header its tracing SMT writes)",
+    "schema.data.name.source.header.enable": "CloudEvents: only `false`",
+    "json.*": "CloudEvents: JsonConverter's options for the event and its `data` (`json.schemas.enable`: "
+              "`data` as `{schema, payload}`, default true; `json.replace.null.with.default`, …)",
+    "avro.*": "CloudEvents: AvroConverter's options (`avro.schema.registry.url`, required with Avro, also "
+              "written in `dataschema`; auth, subject strategies, …); `avro.apicurio.registry.url` is not "
+              "supported yet",
+    "enhanced.protobuf.schema.support": "only `false`, the default",
+    "optional.for.nullables": "only `false`, the default (a nullable field is a plain proto3 field)",
+    "optional.for.proto2": "only `false`, the default",
+    "wrapper.for.nullables": "only `false`, the default (no google.protobuf wrappers for nullable fields)",
+    "wrapper.for.raw.primitives": "no effect (pgcdc's records are structs, never raw primitives)",
+    "skip.known.types": "only `true`, the default (well-known imports are not registered as references)",
+    "reference.lookup.only": "only `false`, the default",
+    _A + "url": "required; the registry's v2 or v3 API URL (or its root); pgcdc talks to "
+                "its Confluent-compatible API (`/apis/ccompat/v7`) under the same root",
+    _A + "auto-register": "register the record's schema as a version of its artifact (default false: the "
+                          "schema must already be registered, found by content)",
+    _A + "find-latest": "with auto-register=false: write with the artifact's latest version (default false)",
+    _A + "use-id": "`contentId` (default) or `globalId` (read from the v3 API)",
+    _A + "id-handler": "`io.apicurio.registry.serde.Default4ByteIdHandler` (default: magic byte, 4-byte id) or "
+                       "`...Legacy8ByteIdHandler` (8-byte id, Apicurio 2.x's framing)",
+    _A + "artifact-resolver-strategy": "`io.apicurio.registry.serde.strategy.TopicIdStrategy` (default: "
+                                       "`<topic>-key`/`<topic>-value`) or `...SimpleTopicIdStrategy` (the topic)",
+    _A + "headers.enabled": "the id in Kafka headers (`apicurio.<side>.contentId` or `.globalId`, 8 bytes, with "
+                            "`apicurio.<side>.encoding: BINARY`) and the Avro binary alone as the record (default "
+                            "false, as Apicurio 3.x; 2.x's default was true)",
+    _A + "auth.username": "HTTP basic auth user (with auth.password); OAuth client options are refused",
+    _A + "auth.password": "HTTP basic auth password (a secret)",
+    _A + "artifact.artifact-id": "one artifact id for every record, instead of the strategy's",
+    _A + "artifact.group-id": "only `default`",
+    _A + "auto-register.if-exists": "only `FIND_OR_CREATE_VERSION`, the default",
+    _A + "cache-latest": "no effect (a schema version is resolved once per process)",
+    _A + "check-period-ms": "no effect (as cache-latest)",
+    _A + "retry-count": "no effect: a registry that cannot be reached holds the stream and retries until it answers",
+    _A + "retry-backoff-ms": "no effect (as retry-count)",
+    _A + "avro.encoding": "only `BINARY`, the default",
+    _A + "serde.validation-enabled": "no effect (pgcdc writes values of their own schema)",
+}
