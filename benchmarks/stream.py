@@ -3,8 +3,11 @@
 The broker is Apache Kafka 4.1.1 (`--broker kafka`, the default) or Tansu (`--broker tansu`), see broker.py.
 
 Both read the same backlog from their own pgoutput slot, created before the workload is written. Prints one
-line per workload: `workload  pgcdc/s  ceiling/s  ratio  peak_rss_mb` (peak RSS of this process, which runs
-pgcdc in a thread). Run: `.venv/bin/python benchmarks/stream.py [--rows N] [--per-txn N] [--broker tansu]`.
+line per workload and record format: `workload  format  value_B  pgcdc/s  ceiling/s  ratio  peak_rss_mb` (the
+mean value bytes of the format's records; peak RSS of this process, which runs pgcdc in a thread). `--format
+json,avro` runs pgcdc once per format, each from its own slot (formats.py: Avro through confluent-kafka's
+in-process mock registry). Run: `.venv/bin/python benchmarks/stream.py [--rows N] [--per-txn N]
+[--format json,avro] [--broker tansu]`.
 """
 
 from __future__ import annotations
@@ -25,11 +28,13 @@ import orjson
 import psycopg
 from broker import Broker, add_broker_option, broker_pid, running_broker  # benchmarks/ is first on sys.path
 from cpu import CpuMeter, postmaster_pid
+from formats import FORMATS, SizeSample, format_names
 
 from pgcdc.config import build_config
 from pgcdc.local import PostgresCluster
 from pgcdc.lsn import format_lsn, parse_lsn
 from pgcdc.runner import Connector
+from pgcdc.sink import make_sink
 from pgcdc.sink.memory import DropSink
 
 # 40 columns of mixed types: 5 of each of 8 kinds.
@@ -108,13 +113,17 @@ def run_recvlogical(pg: PostgresCluster, db: str, slot: str, pub: str, end_lsn: 
 
 def run_pgcdc(pg: PostgresCluster, broker: Broker, db: str, slot: str, pub: str,
               end_lsn: int, sink: str = "kafka", profile: str | None = None,
-              extra: dict[str, str] | None = None, meter: CpuMeter | None = None) -> tuple[float, int]:
+              extra: dict[str, str] | None = None, meter: CpuMeter | None = None,
+              sizes: list[SizeSample] | None = None) -> tuple[float, int]:
+    """(seconds, events); the records' sizes are appended to `sizes`."""
     config = build_config({
         "name": "bench", "topic.prefix": "bench", **pg.connection_properties(db), "slot.name": slot,
         "publication.name": pub, "snapshot.mode": "no_data", "bootstrap.servers": broker.bootstrap_servers,
         "offset.storage": "memory", **(extra or {}),
     })
-    connector = Connector(config, stop_at_lsn=end_lsn, sink=DropSink() if sink == "drop" else None)
+    out = SizeSample(DropSink() if sink == "drop" else make_sink(config))
+    # (run() closes a sink handed to it when it returns: the last acknowledgements stay in the timing)
+    connector = Connector(config, stop_at_lsn=end_lsn, sink=out)  # type: ignore[arg-type]
     profiler = cProfile.Profile() if profile else None
     if meter is not None:
         meter.start()
@@ -124,6 +133,8 @@ def run_pgcdc(pg: PostgresCluster, broker: Broker, db: str, slot: str, pub: str,
     else:
         connector.run()
     elapsed = time.perf_counter() - t0
+    if sizes is not None:
+        sizes.append(out)
     if meter is not None:
         meter.stop()
     if profiler is not None and profile:
@@ -189,6 +200,10 @@ CHAINS = {
 }
 
 
+def _slot(fmt: str) -> str:
+    return "pgcdc" if fmt == "json" else f"pgcdc{fmt}"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=200_000)
@@ -208,15 +223,19 @@ def main() -> None:
                          "and print its rate against the untransformed run")
     ap.add_argument("--cpu", action="store_true",
                     help="after each line, CPU-seconds of pgcdc (Python, C threads), the broker and PostgreSQL")
+    ap.add_argument("--format", default="json", metavar="FORMAT,...",
+                    help=f"record formats, each run from its own slot ({', '.join(FORMATS)}; formats.py)")
     add_broker_option(ap)
     args = ap.parse_args()
     extra = dict(item.split("=", 1) for item in args.set)
+    formats = format_names(args.format)
     chains = [c.replace("+", "_") for c in args.transforms.split(",") if c]  # unwrap+route: its former name
     for c in chains:
         if c not in CHAINS:
             raise SystemExit(f"--transforms: unknown chain {c!r} (known: {', '.join(CHAINS)})")
     debezium = args.debezium == "yes" or (args.debezium == "auto" and debezium_available())
-    print(f"{'workload':10} {'rows':>8} {'pgcdc/s':>10} {'ceiling/s':>10} {'ratio':>6} {'peak_rss_mb':>11}"
+    print(f"{'workload':10} {'rows':>8} {'format':>6} {'value_B':>7} {'pgcdc/s':>10} {'ceiling/s':>10} {'ratio':>6} "
+          f"{'peak_rss_mb':>11}"
           + (f" {'debezium/s':>10} {'x_debezium':>10}" if debezium else ""), flush=True)
     with PostgresCluster() as pg, running_broker(args.broker) as broker:
         for name in args.workloads.split(","):
@@ -225,29 +244,33 @@ def main() -> None:
             db = pg.create_database(f"bench_{name}")
             pg.execute(w.ddl + f"; CREATE PUBLICATION pub_{name} FOR ALL TABLES", db)
             with psycopg.connect(pg.dsn(db), replication="database", autocommit=True) as repl:
-                for s in ("ceiling", "pgcdc", "dbz", *(f"smt{i}" for i in range(len(chains)))):
+                for s in ("ceiling", *(_slot(f) for f in formats), "dbz", *(f"smt{i}" for i in range(len(chains)))):
                     repl.execute(f"CREATE_REPLICATION_SLOT {s}_{name} LOGICAL pgoutput NOEXPORT_SNAPSHOT")
             end = write_workload(pg, db, w, rows, w.per_txn or args.per_txn)
             ceiling_s = float("nan") if args.no_ceiling else run_recvlogical(
                 pg, db, f"ceiling_{name}", f"pub_{name}", end)
-            meter = CpuMeter(broker_pid(broker), postmaster_pid(pg.datadir)) if args.cpu else None
-            pgcdc_s, events = run_pgcdc(pg, broker, db, f"pgcdc_{name}", f"pub_{name}", end, args.sink,
-                                        f"{args.profile}{name}.prof" if args.profile else None, extra, meter)
-            if events != rows:
-                raise SystemExit(f"{name}: pgcdc emitted {events} events, expected {rows}")
-            rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-            ours, ceiling = rows / pgcdc_s, rows / ceiling_s
-            line = f"{name:10} {rows:8} {ours:10.0f} {ceiling:10.0f} {ours / ceiling:6.2f} {rss:11.0f}"
-            if debezium:
-                theirs = run_debezium(pg, db, f"dbz_{name}", f"pub_{name}", rows)
-                line += f" {theirs:10.0f} {ours / theirs:10.1f}"
-            print(line, flush=True)
-            if meter is not None:
-                print(f"{'':10} {meter.line(events)}", flush=True)
+            theirs = run_debezium(pg, db, f"dbz_{name}", f"pub_{name}", rows) if debezium else None
+            for fmt in formats:
+                meter = CpuMeter(broker_pid(broker), postmaster_pid(pg.datadir)) if args.cpu else None
+                sizes: list[SizeSample] = []
+                pgcdc_s, events = run_pgcdc(pg, broker, db, f"{_slot(fmt)}_{name}", f"pub_{name}", end, args.sink,
+                                            f"{args.profile}{name}_{fmt}.prof" if args.profile else None,
+                                            {**FORMATS[fmt], **extra}, meter, sizes)
+                if events != rows:
+                    raise SystemExit(f"{name}: pgcdc emitted {events} events, expected {rows}")
+                rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+                ours, ceiling = rows / pgcdc_s, rows / ceiling_s
+                line = (f"{name:10} {rows:8} {fmt:>6} {sizes[0].value_mean:7.0f} {ours:10.0f} {ceiling:10.0f} "
+                        f"{ours / ceiling:6.2f} {rss:11.0f}")
+                if theirs is not None:
+                    line += f" {theirs:10.0f} {ours / theirs:10.1f}"
+                print(line, flush=True)
+                if meter is not None:
+                    print(f"{'':10} {meter.line(events)}", flush=True)
             for i, chain in enumerate(chains):
                 smt_meter = CpuMeter(broker_pid(broker), postmaster_pid(pg.datadir)) if args.cpu else None
                 smt_s, _ = run_pgcdc(pg, broker, db, f"smt{i}_{name}", f"pub_{name}", end, args.sink, None,
-                                     {**extra, **CHAINS[chain]}, smt_meter)
+                                     {**FORMATS[formats[0]], **extra, **CHAINS[chain]}, smt_meter)
                 line = (f"{'':10} transforms={chain}: {rows / smt_s:10.0f}/s, {pgcdc_s / smt_s:5.2f}x the "
                         "untransformed rate")
                 if meter is not None and smt_meter is not None:
