@@ -1,22 +1,28 @@
-"""Java's float (FLOAT32) for Cast: rounding a double to a float, and Float.toString as JDK 17 writes it.
+"""Double.toString and Float.toString as JDK 17 writes them (Debezium 3.6 runs on JDK 17; Kafka Connect's
+JsonConverter writes FLOAT64/FLOAT32 through Jackson, which calls them), and Java's (float) of a double.
 
-JDK 17's Float.toString is FloatingDecimal's digit generation (JDK 19 replaced it), which is not always the
-shortest text: an integer float below 2^63 takes a long-arithmetic path that rounds off "insignificant" digits
-(9.0E9 as a float, 8999999488, is written 8.9999995E9), and the general path stops on strict margin tests
-done in 32- or 64-bit integers that can overflow. So `float32_text` is FloatingDecimal's
-`BinaryToASCIIBuffer.dtoa` written out step for step (JDK 17 sources), overflow included. Measured against
-JDK 17 on 25,930 floats (random bit patterns, subnormals, integers, short decimals): every text the same.
+JDK 17's toString is FloatingDecimal's digit generation (JDK 19 replaced it), which is not always the shortest
+text: an integer below 2^63 takes a long-arithmetic path that rounds off "insignificant" digits (9.0E9 as a
+float, 8999999488, is written 8.9999995E9); outside 10^-3..10^8 at least two digits are generated whatever the
+margins say (1.0E23 is written 9.999999999999999E22, 4.9E-324 the smallest double); and the margin tests are
+strict and done in 32- or 64-bit integers that can overflow (8.409999999999999E21). So `_dtoa` is
+FloatingDecimal's `BinaryToASCIIBuffer.dtoa` written out step for step (JDK 17 sources), overflow included,
+shared by both widths as in Java (a float's 24 bits are shifted into a double's 53). Measured against JDK 17 on
+millions of values (random bit patterns, subnormals, integers, powers of ten, short decimals): every text the
+same; tests/data keeps a sample.
 """
 
 from __future__ import annotations
 
 import math
 import struct
+from functools import lru_cache
 
 _F32 = struct.Struct("<f")
 _BITS32 = struct.Struct("<I")
 _DOUBLE = struct.Struct("<d")
 _LONG = struct.Struct("<Q")
+_INF, _NEG_INF = float("inf"), float("-inf")
 # FDBigInteger's tables: the bit length of 5^i (0 for 5^0), and the digits a power of two's zero bits make up.
 _N_5_BITS = (0, *((5 ** i).bit_length() for i in range(1, 27)))
 _INSIGNIFICANT = (0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 8, 8, 8, 9, 9, 9,
@@ -44,7 +50,7 @@ def _quot(a: int, b: int) -> int:
 
 
 def _estimate_dec_exp(fract_bits: int, bin_exp: int) -> int:
-    d2 = _DOUBLE.unpack(_LONG.pack(0x3FF0000000000000 | (fract_bits & 0x000FFFFFFFFFFFFF)))[0]
+    d2: float = _DOUBLE.unpack(_LONG.pack(0x3FF0000000000000 | (fract_bits & 0x000FFFFFFFFFFFFF)))[0]
     return math.floor((d2 - 1.5) * 0.289529654 + 0.176091259 + float(bin_exp) * 0.301029995663981)
 
 
@@ -161,16 +167,53 @@ def _layout(negative: bool, digits: list[int], dec_exponent: int) -> str:
     return f"{sign}{ds[0]}.{ds[1:] or '0'}E{dec_exponent - 1}"
 
 
+def double_text(v: float) -> str:
+    """Double.toString (JDK 17)."""
+    if v != v:
+        return "NaN"
+    if v in (_INF, _NEG_INF):
+        return "Infinity" if v > 0 else "-Infinity"
+    return _double_digits(v)
+
+
+@lru_cache(maxsize=4096)
+def _finite_double_text(v: float) -> str:
+    bits = _LONG.unpack(_DOUBLE.pack(v))[0]
+    negative, exponent, fract = bool(bits >> 63), (bits >> 52) & 0x7FF, bits & 0xFFFFFFFFFFFFF
+    if exponent == 0:  # a subnormal, normalized as getBinaryToASCIIConverter does
+        leading = 64 - fract.bit_length()
+        shift = leading - 11
+        fract <<= shift
+        bin_exp, n_sig = 1 - shift, 64 - leading
+    else:
+        fract |= 1 << 52
+        bin_exp, n_sig = exponent, 53
+    return _layout(negative, *_dtoa(bin_exp - 1023, fract, n_sig))
+
+
+def _double_digits(v: float) -> str:
+    if v == 0:  # before the cache: 0.0 and -0.0 are equal keys
+        return "-0.0" if _DOUBLE.pack(v)[7] else "0.0"
+    return _finite_double_text(v)
+
+
 def float32_text(f: float) -> str:
     """Float.toString of the float nearest `f` (JDK 17)."""
     if f != f:
         return "NaN"
-    if f in (float("inf"), float("-inf")):
+    if f in (_INF, _NEG_INF):
         return "Infinity" if f > 0 else "-Infinity"
+    if f == 0:  # before the cache: 0.0 and -0.0 are equal keys
+        return "-0.0" if _DOUBLE.pack(f)[7] else "0.0"
+    return _finite_float_text(f)
+
+
+@lru_cache(maxsize=4096)
+def _finite_float_text(f: float) -> str:
     bits = _BITS32.unpack(_F32.pack(to_float32(f)))[0]
     negative, exponent, fract = bool(bits >> 31), (bits >> 23) & 0xFF, bits & 0x7FFFFF
     if exponent == 0:
-        if fract == 0:
+        if fract == 0:  # a double below the smallest float's half
             return "-0.0" if negative else "0.0"
         leading = 32 - fract.bit_length()
         shift = leading - 8
