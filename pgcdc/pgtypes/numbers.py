@@ -23,7 +23,6 @@ NAN = orjson.Fragment(b'"NaN"')
 POS_INF = orjson.Fragment(b'"Infinity"')
 NEG_INF = orjson.Fragment(b'"-Infinity"')
 _SPECIAL = {"NaN": NAN, "Infinity": POS_INF, "-Infinity": NEG_INF, "inf": POS_INF, "-inf": NEG_INF, "nan": NAN}
-_ZERO = orjson.Fragment(b"0.0")
 
 
 def java_double_text(text: str) -> str:
@@ -31,7 +30,7 @@ def java_double_text(text: str) -> str:
     return double_text(float(text))
 
 
-def _java_number(to_text: Callable[[float], str], negative_zero: bool) -> Callable[[str], Any]:
+def _java_number(to_text: Callable[[float], str]) -> Callable[[str], Any]:
     """A converter of PostgreSQL's shortest float4/float8 text (extra_float_digits >= 1) to Java's."""
 
     def convert(text: str) -> Any:
@@ -46,18 +45,14 @@ def _java_number(to_text: Callable[[float], str], negative_zero: bool) -> Callab
                 return orjson.Fragment(text)
             if not dot and ip != "0" and len(ip) <= 7:
                 return orjson.Fragment(text + ".0")
-            if not negative_zero and text == "-0":
-                return _ZERO
         return orjson.Fragment(to_text(float(text)))
 
     return convert
 
 
-java_double = _java_number(double_text, True)
-java_float = _java_number(float32_text, True)
-# Debezium writes PostgreSQL's negative zero of a real or double column as 0.0 (measured on 3.6).
-java_double_no_negative_zero = _java_number(double_text, False)
-java_float_no_negative_zero = _java_number(float32_text, False)
+# Negative zero stays -0.0, in columns and arrays alike (measured on 3.6: '-0' real and float8 columns).
+java_double = _java_number(double_text)
+java_float = _java_number(float32_text)
 
 
 def python_float_to_java(value: float) -> Any:

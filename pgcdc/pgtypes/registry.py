@@ -30,7 +30,7 @@ def _int(type_: str) -> Callable[[ColumnLike, Modes], Converter]:
 
 def _float(type_: str) -> Callable[[ColumnLike, Modes], Converter]:
     # real is FLOAT32, written by Float.toString; double precision by Double.toString.
-    fn = numbers.java_float_no_negative_zero if type_ == "float" else numbers.java_double_no_negative_zero
+    fn = numbers.java_float if type_ == "float" else numbers.java_double
     return lambda c, m: Converter(_s(type_), fn)
 
 
