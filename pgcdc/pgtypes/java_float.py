@@ -154,9 +154,11 @@ def _dtoa(bin_exp: int, fract_bits: int, n_sig: int) -> tuple[list[int], int]:
 
 
 def _layout(negative: bool, digits: list[int], dec_exponent: int) -> str:
+    return _layout_text("-" if negative else "", "".join(map(str, digits)), dec_exponent)
+
+
+def _layout_text(sign: str, ds: str, dec_exponent: int) -> str:
     """toJavaFormatString: plain between 10^-3 and 10^7, else d.dddEn; at least one digit after the point."""
-    ds = "".join(map(str, digits))
-    sign = "-" if negative else ""
     if 0 < dec_exponent < 8:
         whole = ds[:dec_exponent]
         if len(whole) < dec_exponent:
@@ -167,13 +169,81 @@ def _layout(negative: bool, digits: list[int], dec_exponent: int) -> str:
     return f"{sign}{ds[0]}.{ds[1:] or '0'}E{dec_exponent - 1}"
 
 
+def _java_is_shortest(bin_exp: int, fract_bits: int, n_sig: int) -> bool:
+    """Whether dtoa's digits are the shortest round-trip digits (given at least two of them, or an exponent
+    where no second digit is forced): dtoa's prelude, then the cases where they may differ.
+
+    - The long path rounds off "insignificant" digits of integers of 2^nSig and more, or writes all of them.
+    - A power of two gets the narrower margin on both sides: it may need more digits.
+    - Margin tests are strict; the shortest text may be an interval end when the mantissa is even, which is
+      shorter than every inner candidate only when the ulp exceeds 1 (below, an end has one more digit than
+      the value itself).
+    - Int and long arithmetic: b < tens and m <= 10 * tens whenever tested, so b + m fits when tens has at
+      most 27 (int) or 59 (long) bits; then the strict free-format loop stops at the shortest length and
+      keeps the nearest digit, ties to even, as the shortest text does. FDBigInteger arithmetic is exact.
+    """
+    tail = (fract_bits & -fract_bits).bit_length() - 1
+    n_fract = 53 - tail
+    if n_fract == 1:
+        return False
+    n_tiny = max(0, n_fract - bin_exp - 1)
+    if n_tiny == 0 and -21 <= bin_exp <= 62:
+        return bin_exp < n_sig
+    if bin_exp >= n_sig and n_fract != n_sig:  # an ulp above 1 and an even mantissa
+        return False
+    dec_exp = _estimate_dec_exp(fract_bits, bin_exp)
+    b5, s5 = max(0, -dec_exp), max(0, dec_exp)
+    b2, s2 = b5 + n_tiny + bin_exp, s5 + n_tiny
+    m2 = b2 - n_sig
+    b2 -= n_fract - 1
+    common = min(b2, s2)
+    b2, s2, m2 = b2 - common, s2 - common, m2 - common
+    if m2 < 0:
+        b2, s2 = b2 - m2, s2 - m2
+    b_bits = n_fract + b2 + (_N_5_BITS[b5] if b5 < len(_N_5_BITS) else b5 * 3)
+    tens_bits = s2 + 1 + (_N_5_BITS[s5 + 1] if s5 + 1 < len(_N_5_BITS) else (s5 + 1) * 3)
+    if b_bits < 64 and tens_bits < 64:
+        return tens_bits <= (27 if b_bits < 32 and tens_bits < 32 else 59)
+    return True
+
+
+def _relayout(text: str) -> tuple[str, str, int]:
+    """Sign, digits and decimal exponent (as toJavaFormatString counts it) of a decimal text ('1.5e-05')."""
+    mantissa, _, exp = text.partition("e")
+    sign = "-" if mantissa[0] == "-" else ""
+    ip, _, fp = mantissa.lstrip("-").partition(".")
+    ip = ip.lstrip("0")
+    if ip:
+        dec_exponent = len(ip)
+        ds = ip + fp
+    else:
+        ds = fp.lstrip("0")
+        dec_exponent = len(ds) - len(fp)
+    return sign, ds.rstrip("0") or "0", dec_exponent + (int(exp) if exp else 0)
+
+
+def _from_shortest(shortest: str, bin_exp: int, fract_bits: int, n_sig: int) -> str | None:
+    sign, ds, dec_exponent = _relayout(shortest)
+    if (len(ds) > 1 or -1 <= dec_exponent <= 8) and _java_is_shortest(bin_exp, fract_bits, n_sig):
+        return _layout_text(sign, ds, dec_exponent)
+    return None
+
+
 def double_text(v: float) -> str:
     """Double.toString (JDK 17)."""
     if v != v:
         return "NaN"
     if v in (_INF, _NEG_INF):
         return "Infinity" if v > 0 else "-Infinity"
-    return _double_digits(v)
+    if v == 0:  # before the cache: 0.0 and -0.0 are equal keys
+        return "-0.0" if _DOUBLE.pack(v)[7] else "0.0"
+    bits = _LONG.unpack(_DOUBLE.pack(v))[0]
+    exponent, fract = (bits >> 52) & 0x7FF, bits & 0xFFFFFFFFFFFFF
+    if exponent:  # subnormals go to the port
+        text = _from_shortest(repr(v), exponent - 1023, fract | 1 << 52, 53)
+        if text is not None:
+            return text
+    return _finite_double_text(v)
 
 
 @lru_cache(maxsize=4096)
@@ -191,20 +261,28 @@ def _finite_double_text(v: float) -> str:
     return _layout(negative, *_dtoa(bin_exp - 1023, fract, n_sig))
 
 
-def _double_digits(v: float) -> str:
-    if v == 0:  # before the cache: 0.0 and -0.0 are equal keys
-        return "-0.0" if _DOUBLE.pack(v)[7] else "0.0"
-    return _finite_double_text(v)
+def _shortest32(f: float, text: str) -> bool:
+    """Whether a text of the float f is its shortest: one digit less does not read back as f."""
+    n = len(text.partition("e")[0].replace("-", "").replace(".", "").strip("0"))
+    return n < 2 or to_float32(float(f"{f:.{n - 2}e}")) != f
 
 
-def float32_text(f: float) -> str:
-    """Float.toString of the float nearest `f` (JDK 17)."""
+def float32_text(f: float, shortest: str | None = None) -> str:
+    """Float.toString of the float nearest `f` (JDK 17); `shortest`: that float's shortest text, if known (a
+    longer one is noticed: then the port runs)."""
     if f != f:
         return "NaN"
     if f in (_INF, _NEG_INF):
         return "Infinity" if f > 0 else "-Infinity"
     if f == 0:  # before the cache: 0.0 and -0.0 are equal keys
         return "-0.0" if _DOUBLE.pack(f)[7] else "0.0"
+    if shortest is not None:
+        bits = _BITS32.unpack(_F32.pack(f))[0]
+        exponent = (bits >> 23) & 0xFF
+        if exponent and _shortest32(f, shortest):
+            text = _from_shortest(shortest, exponent - 127, ((bits & 0x7FFFFF) | 1 << 23) << 29, 24)
+            if text is not None:
+                return text
     return _finite_float_text(f)
 
 
