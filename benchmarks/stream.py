@@ -67,6 +67,14 @@ WORKLOADS = {
         "CREATE TABLE t (id bigint PRIMARY KEY, " + ", ".join(f"{n} {t}" for n, t, _ in _WIDE_COLS) + ")",
         "INSERT INTO t SELECT g, " + ", ".join(e.format(i=i) for i, (_, _, e) in enumerate(_WIDE_COLS))
         + " FROM generate_series(%(lo)s, %(hi)s) g"),
+    # Floating point: 4 double precision and 4 real columns and a real[], half of the values outside Java's
+    # plain layout (10^-3..10^7), where Double/Float.toString is not PostgreSQL's text.
+    "floats": Workload(
+        "CREATE TABLE t (id bigint PRIMARY KEY, d1 float8, d2 float8, d3 float8, d4 float8, r1 real, r2 real, "
+        "r3 real, r4 real, ar real[])",
+        "INSERT INTO t SELECT g, random(), g * 1.5, random() * 1e12, random() * 1e-6, random(), g * 1000, "
+        "random() * 1e12, random() * 1e-6, ARRAY[random(), random() * 1e9]::real[] "
+        "FROM generate_series(%(lo)s, %(hi)s) g"),
     # A 4 KB text value per row, stored out of line (STORAGE EXTERNAL: not compressed, always TOASTed).
     "toast": Workload(
         "CREATE TABLE t (id bigint PRIMARY KEY, a int, doc text); ALTER TABLE t ALTER doc SET STORAGE EXTERNAL",

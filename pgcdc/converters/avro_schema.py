@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import re
-import struct
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from pgcdc.pgtypes.numbers import java_double_text
+from pgcdc.pgtypes.java_float import double_text, float32_text
 
 NAMESPACE = "io.confluent.connect.avro"
 DEFAULT_NAME = "ConnectDefault"
@@ -76,16 +75,6 @@ def _split(full: str) -> tuple[str | None, str]:
     return (space, name) if dot else (None, full)
 
 
-def _float32_text(v: float) -> str:
-    """Float.toString of a float32 value: the shortest digits that read back as the same float32."""
-    target = struct.pack("<f", v)
-    for digits in range(1, 10):
-        text = f"{v:.{digits}g}"
-        if struct.pack("<f", float(text)) == target:
-            return java_double_text(text)
-    return java_double_text(repr(v))
-
-
 def _default_node(schema: dict[str, Any], value: Any) -> Any:
     """AvroData.defaultValueFromConnect for a default in JsonConverter's JSON form."""
     t = schema["type"]
@@ -96,7 +85,7 @@ def _default_node(schema: dict[str, Any], value: Any) -> Any:
     if t in ("float", "double"):
         if isinstance(value, str):  # NaN and the infinities are JSON strings in JsonConverter's form
             return value
-        return orjson.Fragment((_float32_text(value) if t == "float" else java_double_text(repr(value))).encode())
+        return orjson.Fragment((float32_text(value) if t == "float" else double_text(value)).encode())
     if t == "array":
         return [_default_node(schema["items"], v) for v in value]
     if t == "map":

@@ -123,8 +123,8 @@ ARRAYS: dict[str, Callable[[ColumnLike, Converter], Converter | None]] = {
     "_timestamptz": _timestamptz_array,
     "_timetz": _timetz_array,
 }
-# Element conversions that differ inside arrays: real/double arrays keep -0.0 (scalars write 0.0).
-ARRAY_ELEMENT: dict[str, Fn] = {"_float4": numbers.java_double, "_float8": numbers.java_double}
+# Element conversions that differ inside arrays: a real[] element is a FLOAT32, written by Float.toString.
+ARRAY_ELEMENT: dict[str, Fn] = {"_float4": numbers.java_float, "_float8": numbers.java_double}
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,8 +29,9 @@ def _int(type_: str) -> Callable[[ColumnLike, Modes], Converter]:
 
 
 def _float(type_: str) -> Callable[[ColumnLike, Modes], Converter]:
-    # Debezium writes PostgreSQL's negative zero as 0.0 (measured on 3.6 for real).
-    return lambda c, m: Converter(_s(type_), numbers.java_double_no_negative_zero)
+    # real is FLOAT32, written by Float.toString; double precision by Double.toString.
+    fn = numbers.java_float if type_ == "float" else numbers.java_double
+    return lambda c, m: Converter(_s(type_), fn)
 
 
 def _bool(c: ColumnLike, m: Modes) -> Converter:

@@ -19,10 +19,9 @@ from decimal import Decimal
 from typing import Any
 
 from pgcdc.errors import ConfigError
-from pgcdc.pgtypes.numbers import java_double_text
 from pgcdc.transforms import Record, Schema, Transform
 from pgcdc.transforms import schema as S
-from pgcdc.transforms.java_float import float32_text, to_float32
+from pgcdc.pgtypes.java_float import double_text, float32_text, to_float32
 
 TARGETS = ("int8", "int16", "int32", "int64", "float32", "float64", "boolean", "string")
 _JSON_TYPE = {"float32": "float", "float64": "double"}
@@ -103,7 +102,7 @@ def _cast(target: str) -> Callable[[Any], Any]:
         if isinstance(v, float):
             if v != v or v in (float("inf"), float("-inf")):
                 return "NaN" if v != v else "Infinity" if v > 0 else "-Infinity"
-            return java_double_text(repr(v))  # Double.toString
+            return double_text(v)  # Double.toString
         return str(v)
 
     if target in _BITS:

@@ -140,3 +140,46 @@ def test_integer_edges_snapshot(pg: PostgresCluster, dbname: str, tmp_path: Path
                             ["INSERT INTO ints (id) VALUES (99)"], snapshot=True)
     assert_same(f"integer edges snapshot, {mode}", ours, theirs, snapshot=True)
     assert len(theirs) == len(INT_ROWS) + 1
+
+
+# -- floating point: JDK 17's Double/Float.toString, which is not always the shortest text ----------------------
+# real is FLOAT32 (Float.toString), double precision FLOAT64, numeric and money in decimal.handling.mode=double
+# go through BigDecimal.doubleValue() and Double.toString. The values: specials, the ends of each range, some
+# whose JDK 17 text is longer than the shortest (1e23, 8.41e21, real 9e9 and 123456789), and the edges of Java's
+# plain layout (10^-3 and 10^7).
+_PLAIN_EDGES = ["0.1", "1e-5", "1e7", "9999999", "10000001", "0.001", "0.00099999", "-0.001", "1e-3", "1234567.5"]
+FLT_VALUES = {
+    "d": ["NaN", "Infinity", "-Infinity", "-0", "0", "4.9e-324", "2.2250738585072014e-308",
+          "1.7976931348623157e308", "-1.7976931348623157e308", "1e23", "2e23", "8.41e21", "9e9", "123456789",
+          "16777217", "9007199254740993", "9223372036854775807", "1.8446744073709552e19", "1e22", "5e-324",
+          *_PLAIN_EDGES],
+    "r": ["NaN", "Infinity", "-Infinity", "-0", "0", "1.4e-45", "1.17549435e-38", "3.4028235e38", "-3.4028235e38",
+          "1e23", "2e23", "8.41e21", "9e9", "123456789", "16777217", "1e10", "9.223372e18", "33554431", "1e22",
+          "3e-45", *_PLAIN_EDGES],
+    "n": ["0", "-0", "4.9e-324", "1e23", "2e23", "8.41e21", "9e9", "123456789", "16777217", "9007199254740993",
+          "1.7976931348623157e308", "1e22", "0.1000", "12345678901234567890.123456789", *_PLAIN_EDGES],
+    "mo": ["0", "-0.01", "0.01", "9000000000", "123456789", "16777217", "10000000", "9999999.99", "0.10",
+           "90071992547409.93", "84100000000000.00", "-92233720368547758.08", "92233720368547758.07"],
+}
+FLT_SETUP = "CREATE TABLE flt (id int PRIMARY KEY, d float8, r real, n numeric, mo money, ad float8[], ar real[])"
+FLT_ROWS: list[tuple[int, dict[str, str]]] = [
+    (i + 1, {c: vs[i] for c, vs in FLT_VALUES.items() if i < len(vs)})
+    for i in range(max(map(len, FLT_VALUES.values())))
+] + [(100, {"ad": "{" + ",".join(FLT_VALUES["d"]) + "}", "ar": "{" + ",".join(FLT_VALUES["r"]) + "}"})]
+FLT_INSERTS = [insert(row, table="flt") for row in FLT_ROWS]
+FLT_MODES: dict[str, dict[str, str]] = {"precise": {}, "double": {"decimal.handling.mode": "double"}}
+
+
+@pytest.mark.parametrize("mode", sorted(FLT_MODES))
+def test_floating_point_streaming(pg: PostgresCluster, dbname: str, tmp_path: Path, mode: str) -> None:
+    ours, theirs = run_both(pg, dbname, tmp_path, FLT_SETUP, FLT_MODES[mode], FLT_INSERTS)
+    assert_same(f"floating point streaming, {mode}", ours, theirs)
+    assert len(theirs) == len(FLT_ROWS)
+
+
+@pytest.mark.parametrize("mode", sorted(FLT_MODES))
+def test_floating_point_snapshot(pg: PostgresCluster, dbname: str, tmp_path: Path, mode: str) -> None:
+    ours, theirs = run_both(pg, dbname, tmp_path, ";".join([FLT_SETUP, *FLT_INSERTS]), FLT_MODES[mode],
+                            ["INSERT INTO flt (id) VALUES (999)"], snapshot=True)
+    assert_same(f"floating point snapshot, {mode}", ours, theirs, snapshot=True)
+    assert len(theirs) == len(FLT_ROWS) + 1
