@@ -8,7 +8,6 @@ drops whatever this run created.
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 from contextlib import ExitStack
@@ -18,18 +17,14 @@ from typing import Any
 import psycopg
 
 from pgcdc.capture.changes import ChangeCapture
-from pgcdc.capture.incremental import IncrementalSnapshot
-from pgcdc.capture.signals import FileSignals, KafkaSignals
-from pgcdc.capture.position import (IncrementalProgress, ResumePoint, SnapshotDone, SnapshotProgress,
+from pgcdc.capture.position import (ResumePoint, SnapshotProgress,
                                     snapshot_in_progress)
-from pgcdc.capture.snapshot import Snapshot
-from pgcdc.capture.snapshot_plan import TablePlan
-from pgcdc.capture.snapshot_progress import ProgressReporter, SnapshotMetrics
+from pgcdc.capture.snapshot_progress import SnapshotMetrics
 from pgcdc.config import ConnectorConfig
 from pgcdc.durability import Checkpointer
 from pgcdc.envelope.columns import ColumnRules
 from pgcdc.envelope.source import context_headers, uuid7
-from pgcdc.errors import (ConfigError, OffsetError, PgcdcError, RecordTooLarge, SinkError, SlotInUse, SlotLost,
+from pgcdc.errors import (OffsetError, PgcdcError, RecordTooLarge, SinkError, SlotInUse, SlotLost,
                           SourceError)
 from pgcdc.lsn import format_lsn
 from pgcdc.metrics import Health, MetricsServer, SlotWatch
@@ -42,8 +37,9 @@ from pgcdc.source import slot as slots
 from pgcdc.source.catalog import Catalog
 from pgcdc.source.connection import check_objects, check_server, connect, max_proto_version
 from pgcdc.source.stream import ReplicationStream
+from pgcdc.runner_snapshots import incremental_snapshots, initial_snapshot
 from pgcdc.snapshot_mode import snapshot_decision
-from pgcdc.tables import catalog_relation, envelope_settings, snapshot_lookup, table_lookup
+from pgcdc.tables import envelope_settings, table_lookup
 
 log = logging.getLogger(__name__)
 
@@ -88,13 +84,18 @@ class Connector:
         self._streams_started = 0
         self._action_conn: psycopg.Connection | None = None
         self.metrics_server: MetricsServer | None = None
-        self._column_rules = ColumnRules.from_properties(config.column_include_list, config.column_exclude_list,
+        self.column_rules = ColumnRules.from_properties(config.column_include_list, config.column_exclude_list,
                                                          config.column_rules)
         # Converters other than JsonConverter, made once per process: a schema version is registered once.
         self.converters = make_converters(config, self._stop.is_set)
 
     def stop(self) -> None:
         self._stop.set()
+
+    @property
+    def stop_event(self) -> threading.Event:
+        """Set once stop() is called: long steps (the initial snapshot) watch it."""
+        return self._stop
 
     # -- start-up -------------------------------------------------------------------------------------
     def run(self) -> Stats:
@@ -229,7 +230,7 @@ class Connector:
         undo.stream = stream
         catalog = Catalog(connect(c))
         stack.callback(catalog.close)
-        tables_settings = envelope_settings(c, self._column_rules)
+        tables_settings = envelope_settings(c, self.column_rules)
         tables = table_lookup(c, catalog, tables_settings)
         wants_snapshot, streams = snapshot_decision(c, stored, existing)
         if stored is None and existing is not None:
@@ -260,7 +261,7 @@ class Connector:
                 catch_up_from = existing[0]
             slot = slots.SlotInfo(c.slot_name, False, catch_up_from, None)
         if wants_snapshot:
-            done = self._snapshot(conn, slot, sink, offsets, catalog, progress)
+            done = initial_snapshot(self, conn, slot, sink, offsets, catalog, progress)
             if done is None:  # stopped during the snapshot; its progress is stored
                 return None, None, None
             stored = done
@@ -291,86 +292,14 @@ class Connector:
         )
         stack.callback(capture.streams.close)
         if c.signal_data_collection or {"kafka", "file"} & set(c.signal_enabled_channels):
-            capture.incremental = self._incremental(conn, catalog, sink, stored)
+            capture.incremental = incremental_snapshots(c, self.column_rules, self.context_headers, conn, catalog,
+                                                       sink, stored)
             stack.callback(capture.incremental.close)
             capture.incremental.start()  # an incremental snapshot the offsets say is under way
         # flush.lsn.source=false / lsn.flush.mode=manual: the offset is stored, something else confirms the slot.
         return stream, capture, Checkpointer(sink, offsets, stream if c.confirms_lsn else None,
                                              interval_s=c.offset_flush_interval_ms / 1000, now=time.monotonic(),
                                              keepalive=stream.maybe_send_status)
-
-    def _incremental(self, conn: psycopg.Connection, catalog: Catalog, sink: Sink,
-                     stored: dict[str, Any] | None) -> IncrementalSnapshot:
-        """The signal table's reader and incremental snapshots (capture/incremental.py)."""
-        c = self.config
-        build = snapshot_lookup(c, catalog, self._column_rules)
-        others = [ch for ch in c.signal_enabled_channels if ch not in ("source", "kafka", "file")]
-        if others:
-            log.warning("signal.enabled.channels: %s not read; pgcdc reads the source, kafka and file channels",
-                        others)
-        if not c.signal_data_collection and not c.read_only:
-            log.warning("signal.data.collection is not set: incremental snapshots need it for their watermarks "
-                        "(or read.only=true)")
-        channels: list[Any] = []
-        if "kafka" in c.signal_enabled_channels:
-            bootstrap = c.signal_kafka_bootstrap_servers or c.bootstrap_servers
-            if not c.signal_kafka_topic or not bootstrap:
-                raise ConfigError("signal.enabled.channels=kafka needs signal.kafka.topic and "
-                                  "signal.kafka.bootstrap.servers (or bootstrap.servers)")
-            channels.append(KafkaSignals(bootstrap, c.signal_kafka_topic, c.signal_kafka_group_id, c.topic_prefix))
-        if "file" in c.signal_enabled_channels:
-            channels.append(FileSignals(c.signal_file))
-        return IncrementalSnapshot(
-            connect=lambda: connect(c), signal_table=c.signal_data_collection or "", channels=channels,
-            chunk_size=c.incremental_snapshot_chunk_size, build=build,
-            captured=lambda: [t for t in slots.captured_tables(conn, c)
-                              if f"{t[0]}.{t[1]}" != c.signal_data_collection],
-            sink=sink, topic_prefix=c.topic_prefix, database=c.database_dbname, headers=self.context_headers,
-            progress=IncrementalProgress.from_offset(stored) if stored else None, read_only=c.read_only,
-            table_order=lambda name: (next((i for i, p in enumerate(c.table_include_list) if re.fullmatch(p, name)),
-                                           len(c.table_include_list)), name))
-
-    def _snapshot(self, conn: psycopg.Connection, slot: slots.SlotInfo, sink: Sink, offsets: OffsetStore,
-                  catalog: Catalog, resume: SnapshotProgress | None) -> dict[str, Any] | None:
-        """Emit every captured table in one snapshot, then make that durable. None if stopped first."""
-        c = self.config
-        self.health.set("snapshot", "resuming" if resume is not None else "")
-        snapshot_tables = table_lookup(c, catalog, envelope_settings(c, self._column_rules, snapshot=True))
-        plan = []
-        for schema, table in sorted(slots.captured_tables(conn, c)):
-            if not c.snapshots(schema, table):
-                continue
-            rel = catalog_relation(catalog, schema, table)
-            if rel is None:
-                continue
-            override = c.snapshot_select_statements.get(f"{schema}.{table}") \
-                if f"{schema}.{table}" in c.snapshot_select_statement_overrides else None
-            plan.append(TablePlan(schema, table, lambda rel=rel: snapshot_tables(rel),
-                                  override=override.strip().rstrip(";") if override else None))
-        checkpointer = Checkpointer(sink, offsets, None)
-        # An embedding application acknowledges records itself; its sink has no notion of snapshot progress,
-        # so such a snapshot is stored only once complete (a restart reads it again).
-        keeps_progress = getattr(sink, "acknowledged", None) is None
-        metrics = self.snapshot_metrics
-        snapshot = Snapshot(sink=sink, topic_prefix=c.topic_prefix, database=c.database_dbname,
-                            lsn=slot.consistent_point, headers=self.context_headers,
-                            checkpoint=checkpointer.checkpoint if keeps_progress else None,
-                            flush_interval_s=c.offset_flush_interval_ms / 1000,
-                            stop=self._stop, metrics=metrics, reporter=ProgressReporter(metrics))
-        how = "in the slot's exported snapshot" if slot.snapshot_name else "in a new snapshot (catching up)"
-        log.info("initial snapshot of %d table(s) %s, streaming from %s (snapshot.max.threads=%d)", len(plan), how,
-                 format_lsn(slot.consistent_point), c.snapshot_max_threads)
-        xid = snapshot.run(lambda: connect(c), slot.snapshot_name, plan, resume=resume,
-                           threads=c.snapshot_max_threads, chunk_rows=c.pgcdc_snapshot_chunk_rows,
-                           fetch_size=c.snapshot_fetch_size, lock_timeout_ms=c.snapshot_lock_timeout_ms)
-        self.stats.events += snapshot.events
-        if xid is None:
-            return None
-        done = SnapshotDone(slot.consistent_point, xid, snapshot.ts_us)
-        checkpointer.checkpoint(done)
-        log.info("initial snapshot done: %d records in %.1f s (%.0f rows/s)", snapshot.events, metrics.elapsed,
-                 metrics.rows_per_second)
-        return done.to_offset()
 
     def _loop(self, stream: ReplicationStream, capture: ChangeCapture, checkpointer: Checkpointer) -> None:
         decode = PgoutputDecoder().decode
