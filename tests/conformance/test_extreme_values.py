@@ -161,11 +161,20 @@ FLT_VALUES = {
     "mo": ["0", "-0.01", "0.01", "9000000000", "123456789", "16777217", "10000000", "9999999.99", "0.10",
            "90071992547409.93", "84100000000000.00", "-92233720368547758.08", "92233720368547758.07"],
 }
-FLT_SETUP = "CREATE TABLE flt (id int PRIMARY KEY, d float8, r real, n numeric, mo money, ad float8[], ar real[])"
+FLT_VALUES["fd"], FLT_VALUES["fr"] = FLT_VALUES["d"], FLT_VALUES["r"]  # the same through domains
+# Domains over both types, and defaults whose JDK 17 text is not the shortest (the schema's `default`), NaN and
+# -Infinity among them; every row without those columns carries the default as its value too.
+FLT_SETUP = ("CREATE DOMAIN fdom AS float8; CREATE DOMAIN rdom AS real; "
+             "CREATE TABLE flt (id int PRIMARY KEY, d float8, r real, n numeric, mo money, ad float8[], ar real[], "
+             "fd fdom, fr rdom, dd float8 DEFAULT 1e23, rd real DEFAULT 9e9, nd float8 DEFAULT 'NaN', "
+             "md float8 DEFAULT '-Infinity', zd real DEFAULT '-0')")
 FLT_ROWS: list[tuple[int, dict[str, str]]] = [
     (i + 1, {c: vs[i] for c, vs in FLT_VALUES.items() if i < len(vs)})
     for i in range(max(map(len, FLT_VALUES.values())))
-] + [(100, {"ad": "{" + ",".join(FLT_VALUES["d"]) + "}", "ar": "{" + ",".join(FLT_VALUES["r"]) + "}"})]
+] + [(100, {"ad": "{" + ",".join(FLT_VALUES["d"]) + "}", "ar": "{" + ",".join(FLT_VALUES["r"]) + "}"}),
+     (101, {"ad": "{}", "ar": "{}"}),  # empty arrays
+     (102, {"ad": "{NULL,1e23,NULL}", "ar": "{NULL,9e9,NULL}"}),  # null elements
+     (103, {"dd": "8.41e21", "rd": "123456789"})]
 FLT_INSERTS = [insert(row, table="flt") for row in FLT_ROWS]
 FLT_MODES: dict[str, dict[str, str]] = {"precise": {}, "double": {"decimal.handling.mode": "double"}}
 
