@@ -33,6 +33,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
@@ -114,29 +115,14 @@ def _jvm_main(config: dict[str, Any], out_path: Path, max_records: int | None, i
     def raw(value: Any) -> str:
         return "null" if value is None else str(value)
 
-    @jpype.JImplements("io.debezium.engine.DebeziumEngine$ChangeConsumer")
-    class Consumer:
-        @jpype.JOverride
-        def handleBatch(self, records: Any, committer: Any) -> None:
-            for r in records:
-                if max_records is not None and state["count"] >= max_records:
-                    break  # not marked processed: the stored offset stays at the last record written
-                headers = ",".join(f"[{json.dumps(str(h.getKey()))},{raw(h.getValue())}]" for h in r.headers())
-                partition = r.partition()
-                out.write(f'{{"topic":{json.dumps(str(r.destination()))},'
-                          f'"partition":{"null" if partition is None else int(partition)},'
-                          f'"key":{raw(r.key())},"value":{raw(r.value())},"headers":[{headers}]}}\n')
-                out.flush()  # readers poll the file while the engine runs
-                committer.markProcessed(r)
-                state["count"] += 1
-                state["last"] = time.monotonic()
-            committer.markBatchFinished()
-            if max_records is not None and state["count"] >= max_records:
-                enough.set()
+    def json_line(r: Any) -> str:
+        headers = ",".join(f"[{json.dumps(str(h.getKey()))},{raw(h.getValue())}]" for h in r.headers())
+        partition = r.partition()
+        return (f'{{"topic":{json.dumps(str(r.destination()))},'
+                f'"partition":{"null" if partition is None else int(partition)},'
+                f'"key":{raw(r.key())},"value":{raw(r.value())},"headers":[{headers}]}}')
 
-        @jpype.JOverride
-        def supportsTombstoneEvents(self) -> bool:
-            return True  # otherwise the engine drops tombstones before they reach us
+    Consumer = record_consumer(jpype, json_line, out, state, max_records, enough)
 
     @jpype.JImplements("io.debezium.engine.DebeziumEngine$CompletionCallback")
     class Completion:
@@ -217,23 +203,40 @@ def _avro_consumer(jpype: Any, options: dict[str, Any], out: Any, state: dict[st
         text = str(client.getSchemaById(int.from_bytes(raw[1:5], "big")).canonicalString())
         return raw.hex(), text
 
+    def line_of(event: Any) -> str:
+        r = event.record()
+        line: dict[str, Any] = {"topic": str(r.topic())}
+        for side, schema, data in (("key", r.keySchema(), r.key()), ("value", r.valueSchema(), r.value())):
+            try:
+                line[side], line[f"{side}_schema"] = wire(converters[side].fromConnectData(r.topic(), schema, data))
+            except jpype.JException as exc:  # a worker fails its task here; the line records why
+                line[side] = line[f"{side}_schema"] = None
+                line[f"{side}_error"] = _root_cause(exc)
+        return json.dumps(line)
+
+    return record_consumer(jpype, line_of, out, state, max_records, enough)
+
+
+def _root_cause(exc: Any) -> str:
+    while exc.getCause() is not None and exc.getCause() is not exc:
+        exc = exc.getCause()
+    return f"{exc.getClass().getName()}: {exc.getMessage()}"
+
+
+def record_consumer(jpype: Any, line: Callable[[Any], str], out: Any, state: dict[str, Any],
+                    max_records: int | None, enough: threading.Event) -> Any:
+    """The engine's ChangeConsumer: each record (a Connect SourceRecord, or the engine's JSON form) becomes the
+    line `line(record)` returns, written and flushed at once (readers poll the file while the engine runs),
+    until `max_records`."""
+
     @jpype.JImplements("io.debezium.engine.DebeziumEngine$ChangeConsumer")
     class Consumer:
         @jpype.JOverride
         def handleBatch(self, records: Any, committer: Any) -> None:
             for event in records:
                 if max_records is not None and state["count"] >= max_records:
-                    break
-                r = event.record()
-                line: dict[str, Any] = {"topic": str(r.topic())}
-                for side, schema, data in (("key", r.keySchema(), r.key()), ("value", r.valueSchema(), r.value())):
-                    try:
-                        line[side], line[f"{side}_schema"] = wire(converters[side].fromConnectData(r.topic(), schema,
-                                                                                                   data))
-                    except jpype.JException as exc:  # a worker fails its task here; the line records why
-                        line[side] = line[f"{side}_schema"] = None
-                        line[f"{side}_error"] = _root_cause(exc)
-                out.write(json.dumps(line) + "\n")
+                    break  # not marked processed: the stored offset stays at the last record written
+                out.write(line(event) + "\n")
                 out.flush()
                 committer.markProcessed(event)
                 state["count"] += 1
@@ -244,15 +247,9 @@ def _avro_consumer(jpype: Any, options: dict[str, Any], out: Any, state: dict[st
 
         @jpype.JOverride
         def supportsTombstoneEvents(self) -> bool:
-            return True
+            return True  # otherwise the engine drops tombstones before they reach us
 
     return Consumer
-
-
-def _root_cause(exc: Any) -> str:
-    while exc.getCause() is not None and exc.getCause() is not exc:
-        exc = exc.getCause()
-    return f"{exc.getClass().getName()}: {exc.getMessage()}"
 
 
 def _converting_consumer(jpype: Any, sides: dict[str, dict[str, str]], out: Any, state: dict[str, Any],
@@ -294,44 +291,27 @@ def _converting_consumer(jpype: Any, sides: dict[str, dict[str, str]], out: Any,
         except jpype.JException as exc:
             return None, f"{exc.getClass().getName()}: {exc.getMessage()}"
 
-    @jpype.JImplements("io.debezium.engine.DebeziumEngine$ChangeConsumer")
-    class Consumer:
-        @jpype.JOverride
-        def handleBatch(self, records: Any, committer: Any) -> None:
-            for event in records:
-                if max_records is not None and state["count"] >= max_records:
-                    break
-                r = event.record()
-                topic = r.topic()
-                line: dict[str, Any] = {"topic": str(topic)}
-                for side, schema, value in (("key", r.keySchema(), r.key()), ("value", r.valueSchema(), r.value())):
-                    line[side], line[f"{side}_error"] = convert(
-                        lambda s=side, sc=schema, v=value, t=topic: converters[s].fromConnectData(t, sc, v))
-                    if recorder is not None:
-                        data = recorder.fromConnectData(topic, schema, value)
-                        line[f"{side}_json"] = None if data is None else bytes(data).decode()
-                headers = []
-                for h in r.headers():
-                    data, error = convert(lambda h=h, t=topic: converters["header"].fromConnectHeader(
-                        t, h.key(), h.schema(), h.value()))
-                    headers.append([str(h.key()), data, error])
-                    if recorder is not None:
-                        headers[-1].append(bytes(recorder.fromConnectData(topic, h.schema(), h.value())).decode())
-                line["headers"] = headers
-                out.write(json.dumps(line) + "\n")
-                out.flush()
-                committer.markProcessed(event)
-                state["count"] += 1
-                state["last"] = time.monotonic()
-            committer.markBatchFinished()
-            if max_records is not None and state["count"] >= max_records:
-                enough.set()
+    def line_of(event: Any) -> str:
+        r = event.record()
+        topic = r.topic()
+        line: dict[str, Any] = {"topic": str(topic)}
+        for side, schema, value in (("key", r.keySchema(), r.key()), ("value", r.valueSchema(), r.value())):
+            line[side], line[f"{side}_error"] = convert(
+                lambda s=side, sc=schema, v=value, t=topic: converters[s].fromConnectData(t, sc, v))
+            if recorder is not None:
+                data = recorder.fromConnectData(topic, schema, value)
+                line[f"{side}_json"] = None if data is None else bytes(data).decode()
+        headers = []
+        for h in r.headers():
+            data, error = convert(lambda h=h, t=topic: converters["header"].fromConnectHeader(
+                t, h.key(), h.schema(), h.value()))
+            headers.append([str(h.key()), data, error])
+            if recorder is not None:
+                headers[-1].append(bytes(recorder.fromConnectData(topic, h.schema(), h.value())).decode())
+        line["headers"] = headers
+        return json.dumps(line)
 
-        @jpype.JOverride
-        def supportsTombstoneEvents(self) -> bool:
-            return True
-
-    return Consumer
+    return record_consumer(jpype, line_of, out, state, max_records, enough)
 
 
 def _command(cfg: Path, out_path: Path, max_records: int | None, idle_timeout: float, timeout: float,

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from typing import Any
+
+from tests.conformance.oracle import record_consumer
 
 
 def cloudevents_consumer(jpype: Any, options: dict[str, str], out: Any, state: dict[str, Any],
@@ -67,30 +68,12 @@ def cloudevents_consumer(jpype: Any, options: dict[str, str], out: Any, state: d
     def hexed(data: Any) -> str | None:
         return None if data is None else bytes(data).hex()
 
-    @jpype.JImplements("io.debezium.engine.DebeziumEngine$ChangeConsumer")
-    class Consumer:
-        @jpype.JOverride
-        def handleBatch(self, records: Any, committer: Any) -> None:
-            for event in records:
-                if max_records is not None and state["count"] >= max_records:
-                    break
-                r = event.record()
-                topic = r.topic()
-                headers = kafka_headers(r, topic)
-                key = converters["key"].fromConnectData(topic, headers, r.keySchema(), r.key())
-                value = converters["value"].fromConnectData(topic, headers, r.valueSchema(), r.value())
-                out.write(json.dumps({"topic": str(topic), "key": hexed(key), "value": hexed(value),
-                                      "schemas": new_schemas()}) + "\n")
-                out.flush()
-                committer.markProcessed(event)
-                state["count"] += 1
-                state["last"] = time.monotonic()
-            committer.markBatchFinished()
-            if max_records is not None and state["count"] >= max_records:
-                enough.set()
+    def line_of(event: Any) -> str:
+        r = event.record()
+        topic = r.topic()
+        headers = kafka_headers(r, topic)
+        key = converters["key"].fromConnectData(topic, headers, r.keySchema(), r.key())
+        value = converters["value"].fromConnectData(topic, headers, r.valueSchema(), r.value())
+        return json.dumps({"topic": str(topic), "key": hexed(key), "value": hexed(value), "schemas": new_schemas()})
 
-        @jpype.JOverride
-        def supportsTombstoneEvents(self) -> bool:
-            return True
-
-    return Consumer
+    return record_consumer(jpype, line_of, out, state, max_records, enough)
