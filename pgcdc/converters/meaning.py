@@ -88,8 +88,8 @@ MEANING: dict[str, str] = {
     "object.additional.properties": "JsonSchemaConverter: false writes `\"additionalProperties\":false` in every "
                                     "object schema (default true)",
     "use.optional.for.nonrequired": "JsonSchemaConverter: no effect (reading only)",
-    "json.fail.invalid.schema": "JsonSchemaConverter: only `false`, the default (Confluent's validation fails "
-                                "every base64 decimal against its `number` schema)",
+    "json.fail.invalid.schema": "JsonSchemaConverter: only `false`, the default (with true Confluent's own fails "
+                                "records holding a decimal, base64 against its `number` schema, or a NaN)",
     "json.indent.output": "JsonSchemaConverter: only `false`, the default (compact JSON)",
     "json.write.dates.iso8601": "JsonSchemaConverter: no effect (Connect values hold no Java dates by then)",
     "json.schema.spec.version": "JsonSchemaConverter: no effect (the schema comes from the Connect schema)",

@@ -163,7 +163,8 @@ OPTIONS: dict[str, dict[str, Check]] = {
                "reference.lookup.only": _only("false")},
     # JsonSchemaConverter 7.0.16 reads JsonSchemaDataConfig, KafkaJsonSchemaSerializerConfig and its deserializer's
     # config; the value is written from the envelope's JsonConverter payload, which is BASE64 decimals and
-    # compact JSON, and never validated against the schema (json.fail.invalid.schema would fail every decimal).
+    # compact JSON, and never validated against the schema (json.fail.invalid.schema: Confluent's then fails
+    # records holding a decimal or a NaN).
     JSONSCHEMA: {**_COMMON, **REGISTRY, **_SERDE, "object.additional.properties": _bool,
                  "use.optional.for.nonrequired": _bool, "schemas.cache.size": _int, "decimal.format": _only("base64"),
                  "json.fail.invalid.schema": _only("false"), "json.indent.output": _only("false"),
