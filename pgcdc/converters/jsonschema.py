@@ -40,7 +40,7 @@ class JsonSchemaConverter(RegistryConverter):
 class PreparedJsonSchema:
     """One Connect schema's JSON Schema text, and per topic the wire header (the id its subject gives)."""
 
-    __slots__ = ("conv", "headers", "text", "title")
+    __slots__ = ("conv", "headers", "optional", "text", "title")
 
     def __init__(self, conv: JsonSchemaConverter, schema: dict[str, Any]) -> None:
         self.conv = conv
@@ -48,6 +48,9 @@ class PreparedJsonSchema:
         # JsonSchema.name() is the top-level title: a named schema that is not a oneOf (optional).
         self.title = None if schema.get("optional") else schema.get("name")
         self.headers: dict[str, bytes] = {}
+        # JsonSchemaData.fromConnectData of a null: JSON null for an optional schema, which the serializer writes
+        # with its id like any value (an unwrapped delete's value); no value at all for a required one.
+        self.optional = bool(schema.get("optional"))
 
     def _header(self, topic: str) -> bytes:
         conv = self.conv
@@ -59,6 +62,8 @@ class PreparedJsonSchema:
         return header
 
     def __call__(self, topic: str, payload: bytes | None) -> bytes | None:
-        if payload is None or payload == b"null":
+        if payload is None:
+            return None
+        if payload == b"null" and not self.optional:
             return None
         return (self.headers.get(topic) or self._header(topic)) + payload

@@ -2,7 +2,9 @@
 built from its source), on every record Debezium 3.6.3 wrote in tests/data/debezium (the type zoo in every
 handling mode, snapshot and streaming, operations, transaction metadata): the JSON Schema text it registers and
 the bytes it writes after the magic byte and id, recorded into tests/data/confluent_jsonschema by
-tests/conformance/jvm/ConfluentJsonSchemaData.java (see that folder's README.md). pgcdc's input is what it gets in
+tests/conformance/jvm/ConfluentJsonSchemaData.java (see that folder's README.md); likewise on the records of
+tests/data/transforms (keys and values single message transforms reshaped: unwrapped rows, hoisted and
+extracted fields, casts, primitives, arrays). pgcdc's input is what it gets in
 production: the record's JsonConverter bytes, here as Debezium's JsonConverter wrote them."""
 
 from __future__ import annotations
@@ -42,8 +44,14 @@ def _lines(path: Path) -> list[str]:
     return [line for line in path.read_text().split("\n") if line.strip()]
 
 
+def _source(name: Path) -> Path:
+    """The Debezium records a recorded file was made from: tests/data/debezium, or tests/data/transforms (the
+    records single message transforms made, every shape of key and value)."""
+    return DATA / name if name.parts[0] == "transforms" else DATA / "debezium" / name
+
+
 def differences(name: Path) -> tuple[int, list[str]]:
-    debezium = [line for line in _lines(DATA / "debezium" / name)
+    debezium = [line for line in _lines(_source(name))
                 if not json.loads(line)["topic"].startswith("__debezium-heartbeat")]
     confluent = [json.loads(line) for line in _lines(DATA / "confluent_jsonschema" / name)]
     assert len(debezium) == len(confluent)
@@ -60,8 +68,11 @@ def differences(name: Path) -> tuple[int, list[str]]:
             schema, payload = split_json(data)
             prepared = PreparedJsonSchema(conv, orjson.loads(schema))
             wire = prepared(topic, payload)
-            assert wire is not None and wire[:1] == b"\x00"
-            got = (prepared.text, wire[5:].decode())
+            if wire is None:  # a null value: no bytes
+                got: tuple[str | None, str | None] = (None, None)
+            else:
+                assert wire[:1] == b"\x00"
+                got = (prepared.text, wire[5:].decode())
             expected = (theirs[f"{side}_schema"], theirs[side])
             if got != expected:
                 problems.append(f"{name} record {i} {side}:\n  ours   {str(got)[:400]}\n  theirs {str(expected)[:400]}")

@@ -100,6 +100,11 @@ public class ConfluentJsonSchemaData {
                     out.put(side + "_error", r.getClass().getName() + ": " + r.getMessage());
                     continue;
                 }
+                if (bytes == null) {  // a null value: no bytes, nothing registered
+                    out.putNull(side + "_schema");
+                    out.putNull(side);
+                    continue;
+                }
                 int id = ByteBuffer.wrap(bytes, 1, 4).getInt();
                 out.put(side + "_schema", client.getSchemaById(id).canonicalString());
                 out.put(side, new String(Arrays.copyOfRange(bytes, 5, bytes.length), StandardCharsets.UTF_8));
