@@ -44,18 +44,25 @@ def _lines(path: Path) -> list[str]:
     return [line for line in path.read_text().split("\n") if line.strip()]
 
 
-def _source(name: Path) -> Path:
-    """The Debezium records a recorded file was made from: tests/data/debezium, or tests/data/transforms (the
-    records single message transforms made, every shape of key and value)."""
-    return DATA / name if name.parts[0] == "transforms" else DATA / "debezium" / name
+# options/<set>/<file>: the same records through a converter configured with these options.
+OPTION_SETS = {"additional_properties_false": {"object.additional.properties": "false"}}
+
+
+def _source(name: Path) -> tuple[Path, dict[str, str]]:
+    """The Debezium records a recorded file was made from (tests/data/debezium, or tests/data/transforms: the
+    records single message transforms made, every shape of key and value) and the converter's options."""
+    if name.parts[0] == "options":
+        return DATA / "debezium" / Path(*name.parts[2:]), OPTION_SETS[name.parts[1]]
+    return (DATA / name if name.parts[0] == "transforms" else DATA / "debezium" / name), {}
 
 
 def differences(name: Path) -> tuple[int, list[str]]:
-    debezium = [line for line in _lines(_source(name))
+    source, options = _source(name)
+    debezium = [line for line in _lines(source)
                 if not json.loads(line)["topic"].startswith("__debezium-heartbeat")]
     confluent = [json.loads(line) for line in _lines(DATA / "confluent_jsonschema" / name)]
     assert len(debezium) == len(confluent)
-    conv = _converter()
+    conv = _converter(options)
     problems, count = [], 0
     for i, (line, theirs) in enumerate(zip(debezium, confluent)):
         topic = json.loads(line)["topic"]
