@@ -85,6 +85,19 @@ MEANING: dict[str, str] = {
     "wrapper.for.raw.primitives": "no effect (pgcdc's records are structs, never raw primitives)",
     "skip.known.types": "only `true`, the default (well-known imports are not registered as references)",
     "reference.lookup.only": "only `false`, the default",
+    "object.additional.properties": "JsonSchemaConverter: false writes `\"additionalProperties\":false` in every "
+                                    "object schema (default true)",
+    "use.optional.for.nonrequired": "JsonSchemaConverter: no effect (reading only)",
+    "json.fail.invalid.schema": "JsonSchemaConverter: only `false`, the default (with true Confluent's own fails "
+                                "records holding a decimal, base64 against its `number` schema, or a NaN)",
+    "json.indent.output": "JsonSchemaConverter: only `false`, the default (compact JSON)",
+    "json.write.dates.iso8601": "JsonSchemaConverter: no effect (Connect values hold no Java dates by then)",
+    "json.schema.spec.version": "JsonSchemaConverter: no effect (the schema comes from the Connect schema)",
+    "json.oneof.for.nullables": "JsonSchemaConverter: no effect (as json.schema.spec.version)",
+    "json.default.property.inclusion": "JsonSchemaConverter: not supported yet",
+    "json.fail.unknown.properties": "JsonSchemaConverter: no effect (reading only)",
+    "json.key.type": "JsonSchemaConverter: no effect (reading only)",
+    "json.value.type": "JsonSchemaConverter: no effect (reading only)",
     _A + "url": "required; the registry's v2 or v3 API URL (or its root); pgcdc talks to "
                 "its Confluent-compatible API (`/apis/ccompat/v7`) under the same root",
     _A + "auto-register": "register the record's schema as a version of its artifact (default false: the "

@@ -28,7 +28,8 @@ BOOLEAN = "org.apache.kafka.connect.converters.BooleanConverter"
 AVRO = "io.confluent.connect.avro.AvroConverter"
 CLOUDEVENTS = "io.debezium.converters.CloudEventsConverter"
 PROTOBUF = "io.confluent.connect.protobuf.ProtobufConverter"
-REGISTRY_CLASSES = (AVRO, PROTOBUF)
+JSONSCHEMA = "io.confluent.connect.json.JsonSchemaConverter"
+REGISTRY_CLASSES = (AVRO, PROTOBUF, JSONSCHEMA)
 APICURIO_AVRO = "io.apicurio.registry.utils.converter.AvroConverter"
 SIDES = ("key", "value", "header")
 ENGINE_PREFIX = "converter."
@@ -36,7 +37,6 @@ PREFIXES = (*(f"{side}.converter." for side in SIDES), ENGINE_PREFIX)
 
 # Classes users name that pgcdc does not write yet: refused with one line.
 NOT_YET = frozenset({
-    "io.confluent.connect.json.JsonSchemaConverter",
     "io.apicurio.registry.utils.converter.ExtJsonConverter",
     "io.apicurio.registry.utils.converter.JsonConverter",
     "io.apicurio.registry.utils.converter.ProtobufConverter",
@@ -161,6 +161,16 @@ OPTIONS: dict[str, dict[str, Check]] = {
                "optional.for.proto2": _only("false"), "wrapper.for.nullables": _only("false"),
                "wrapper.for.raw.primitives": _bool, "skip.known.types": _only("true"),
                "reference.lookup.only": _only("false")},
+    # JsonSchemaConverter 7.0.16 reads JsonSchemaDataConfig, KafkaJsonSchemaSerializerConfig and its deserializer's
+    # config; the value is written from the envelope's JsonConverter payload, which is BASE64 decimals and
+    # compact JSON, and never validated against the schema (json.fail.invalid.schema: Confluent's then fails
+    # records holding a decimal or a NaN).
+    JSONSCHEMA: {**_COMMON, **REGISTRY, **_SERDE, "object.additional.properties": _bool,
+                 "use.optional.for.nonrequired": _bool, "schemas.cache.size": _int, "decimal.format": _only("base64"),
+                 "json.fail.invalid.schema": _only("false"), "json.indent.output": _only("false"),
+                 "json.write.dates.iso8601": _bool, "json.schema.spec.version": _any, "json.oneof.for.nullables": _bool,
+                 "json.default.property.inclusion": _not_yet, "json.fail.unknown.properties": _bool,
+                 "json.key.type": _any, "json.value.type": _any},
     CLOUDEVENTS: {**_COMMON, "serializer.type": _only("json", "avro"), "data.serializer.type": _only("json", "avro"),
                   "extension.attributes.enable": _bool, "schema.cloudevents.name": _any,
                   "schema.name.adjustment.mode": _only("none", "avro", "avro_unicode"),
@@ -209,8 +219,8 @@ OPTIONS[APICURIO_AVRO] = {
     "schemas.enable": _any,  # JsonConverter's, handed to every converter by `converter.*`
 }
 _SIMPLE = (STRING, BYTE_ARRAY, DBZ_BINARY, DBZ_BYTE_ARRAY, *NUMBERS, BOOLEAN)
-_SIDE_CLASSES = {"key": (JSON, AVRO, PROTOBUF, APICURIO_AVRO, CLOUDEVENTS, *_SIMPLE),
-                 "value": (JSON, AVRO, PROTOBUF, APICURIO_AVRO, CLOUDEVENTS, *_SIMPLE),
+_SIDE_CLASSES = {"key": (JSON, AVRO, PROTOBUF, JSONSCHEMA, APICURIO_AVRO, CLOUDEVENTS, *_SIMPLE),
+                 "value": (JSON, AVRO, PROTOBUF, JSONSCHEMA, APICURIO_AVRO, CLOUDEVENTS, *_SIMPLE),
                  "header": (JSON, SIMPLE_HEADER, *_SIMPLE)}
 _DELEGATE = "delegate.converter.type."
 

@@ -34,7 +34,7 @@ def split_json(data: bytes) -> tuple[bytes, bytes]:
 
 
 class _Side:
-    __slots__ = ("converter", "current", "headers", "name", "prepared", "side")
+    __slots__ = ("converter", "current", "headers", "name", "prepared", "raw", "side")
 
     def __init__(self, converter: Converter, side: str) -> None:
         self.converter = converter
@@ -43,6 +43,8 @@ class _Side:
         self.prepared: dict[bytes, Prepared] = {}
         # A converter reading the record's headers (CloudEvents metadata from headers) gets them as a third argument.
         self.headers = bool(getattr(converter, "wants_headers", False))
+        # A converter writing the payload's JSON as it is (JsonSchemaConverter) gets the bytes, unparsed.
+        self.raw = bool(getattr(converter, "raw_payload", False))
         self.current: Any = None  # the last record's prepared schema: its Kafka headers, for a converter writing some
 
     def written(self, topic: str) -> Headers:
@@ -66,6 +68,8 @@ class _Side:
             self.prepared[schema] = prepared
         self.current = prepared
         try:
+            if self.raw:
+                return prepared(topic, payload)
             if self.headers:
                 return prepared(topic, orjson.loads(payload), headers)  # type: ignore[call-arg]
             return prepared(topic, orjson.loads(payload))

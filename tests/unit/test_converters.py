@@ -99,7 +99,8 @@ BAD = [
      "value.converter.schema.registry.ssl.cipher.suites: is not supported yet by " + PROTOBUF),
     ({**PROTO_REG, "value.converter.connect.meta.data": "true"}, "unknown option 'connect.meta.data' of " + PROTOBUF),
     *[({"value.converter": cls}, f"value.converter: {cls} is not supported yet") for cls in (
-        "io.confluent.connect.json.JsonSchemaConverter", "io.apicurio.registry.utils.converter.ExtJsonConverter")],
+        "io.apicurio.registry.utils.converter.ProtobufConverter",
+        "io.apicurio.registry.utils.converter.ExtJsonConverter")],
     ({"value.converter": STRING, "value.converter.converter.encoding": "klingon"},
      "value.converter.converter.encoding: unknown character encoding (got 'klingon')"),
     ({"value.converter": DBZ + "BinaryDataConverter", "value.converter.delegate.converter.type": "x.Nope"},
