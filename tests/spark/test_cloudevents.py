@@ -82,3 +82,29 @@ def test_cloudevents_tables_equal_postgres(spark: SparkSession, twin: tuple[Capt
     assert_exact(ce, tmp_path, fmt)
     assert types_of(read_table(spark, table_path(tmp_path, ce.topics["every"]), fmt)) == EXPECTED_TYPES
     assert types_of(read_table(spark, table_path(tmp_path, ce.topics["shapes"]), fmt)) == SHAPES_TYPES
+
+
+@pytest.mark.parametrize("option", ["json.schemas.enable", "extension.attributes.enable"])
+def test_cloudevents_it_cannot_read_are_quarantined_as_written(spark: SparkSession, pg: PostgresCluster,
+                                                               broker: KafkaBroker, option: str) -> None:
+    """Without the data's schema, or without the operation and LSN (extension attributes off), the event is
+    quarantined as it is in Kafka."""
+    dbname = f"s_{uuid.uuid4().hex[:10]}"
+    pg.create_database(dbname)
+    pg.execute("CREATE TABLE u (id int PRIMARY KEY, v text)", dbname)
+    prefix = f"ce{uuid.uuid4().hex[:6]}"
+    topic = f"{prefix}.public.u"
+    with Running(make_config(pg, dbname, broker.bootstrap_servers, **{
+            "topic.prefix": prefix, "value.converter": CE, f"value.converter.{option}": "false"})):
+        pg.execute("INSERT INTO u VALUES (1, 'a'), (2, 'b')", dbname)
+        pg.execute("UPDATE u SET v = 'c' WHERE id = 1", dbname)
+        wait_for(lambda: len(read_topic(broker.bootstrap_servers, topic, timeout=10)) >= 3, 120, "3 records")
+    raw = read_all(spark, Capture(pg, dbname, broker.bootstrap_servers, {"u": topic}))
+    written = sorted(bytes(r.value) for r in raw.collect())
+    assert len(written) == 3 and all(orjson.loads(v)["specversion"] == "1.0" for v in written)
+    decoded = decode_changes(raw)
+    assert decoded.tables == {} and decoded.quarantine is not None
+    quarantined = decoded.quarantine.collect()
+    assert sorted(bytes(r.value) for r in quarantined) == written
+    assert {r.reason for r in quarantined} == {"malformed envelope: value is not JSON with schema and payload "
+                                              "(value.converter.schemas.enable must be true)"}
