@@ -9,18 +9,26 @@ per subject in this process.
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from typing import Any
 
 import fastavro
 from confluent_kafka.serialization import SerializationContext
 
 from pgcdc.converters.avro_schema import avro_schema_text, datum_function, writer_schema
+from pgcdc.converters.settings import ConverterSpec
 from pgcdc.converters.subjects import HEADER, RegistryConverter
 from pgcdc.errors import SinkError
 
 
 class AvroConverter(RegistryConverter):
     schema_type = "AVRO"
+
+    def __init__(self, spec: ConverterSpec, stopping: Callable[[], bool] = lambda: False) -> None:
+        super().__init__(spec, stopping)
+        # Wire header (magic byte, schema id) -> the parsed schema written with it: a reader of this process's
+        # records (the embedded Event view of CloudEvents) reads them with it, without asking the registry.
+        self.written: dict[bytes, Any] = {}
 
     def prepare(self, schema: dict[str, Any] | None) -> PreparedAvro:
         return PreparedAvro(self, schema)
@@ -50,6 +58,7 @@ class PreparedAvro:
         schema_id, text = conv.schema_id(subject, self.text)
         parsed = fastavro.parse_schema(writer_schema(text))
         entry = self.subjects[topic] = (HEADER.pack(0, schema_id), parsed)
+        conv.written[entry[0]] = parsed
         return entry
 
     def __call__(self, topic: str, value: Any) -> bytes | None:

@@ -24,7 +24,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from pgcdc.errors import ConfigError
-from pgcdc.spark import flattened
+from pgcdc.spark import cloudevents, flattened
 from pgcdc.spark.flattened import probe_fields
 from pgcdc.spark.schema import DecodeOptions, envelope_fields, row_codec
 
@@ -79,6 +79,7 @@ def decode_changes(raw: DataFrame, options: DecodeOptions | None = None,
     Raises ConfigError (nothing decoded) for flattened topics that cannot be applied exactly when
     `options.exact`."""
     options = options or DecodeOptions()
+    raw = cloudevents.unwrap(raw)  # CloudEvents JSON records: the envelope inside their `data`
     probe = (f"struct<schema: string, payload: struct<op: string, source: struct<lsn: bigint>, "
              f"{probe_fields(options)}>>")
     flat_lsn = F.coalesce(*(F.col(f"v.payload.`{n}`") for n in options.lsn_fields))
