@@ -164,7 +164,7 @@ class PreparedApicurio:
             raise SinkError(f"{conv.side}.converter: {APICURIO_AVRO} needs the record's schema")
         self.conv = conv
         self.text = avro_schema_text(schema)
-        self.datum = datum_function(schema) or (lambda v: v)
+        self.datum = datum_function(schema)  # None: JsonConverter's form is already fastavro's datum
         self.topics: dict[str, tuple[bytes, Any, tuple[tuple[str, bytes], ...]]] = {}
 
     def _topic(self, topic: str) -> tuple[bytes, Any, tuple[tuple[str, bytes], ...]]:
@@ -187,5 +187,6 @@ class PreparedApicurio:
         entry = self.topics.get(topic) or self._topic(topic)
         out = io.BytesIO()
         out.write(entry[0])
-        fastavro.schemaless_writer(out, entry[1], self.datum(value))
+        datum = self.datum
+        fastavro.schemaless_writer(out, entry[1], value if datum is None else datum(value))
         return out.getvalue()

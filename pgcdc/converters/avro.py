@@ -46,7 +46,7 @@ class PreparedAvro:
         self.conv = conv
         self.connect_schema = schema
         self.text = avro_schema_text(schema)
-        self.datum = datum_function(schema) or (lambda v: v)
+        self.datum = datum_function(schema)  # None: JsonConverter's form is already fastavro's datum
         self.record_name = schema.get("name")
         self.subjects: dict[str, tuple[bytes, Any]] = {}  # topic -> (wire header, parsed writer schema)
 
@@ -70,6 +70,7 @@ class PreparedAvro:
         header, parsed = entry
         out = io.BytesIO()
         out.write(header)
-        fastavro.schemaless_writer(out, parsed, self.datum(value))
+        datum = self.datum
+        fastavro.schemaless_writer(out, parsed, value if datum is None else datum(value))
         return out.getvalue()
 

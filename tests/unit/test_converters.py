@@ -188,6 +188,35 @@ def test_a_schema_version_is_registered_once() -> None:
     assert [f["name"] for f in second["fields"][0]["type"][1]["fields"]] == ["id", "v", "added"]
 
 
+def test_interleaved_schema_versions_each_write_with_their_own() -> None:
+    # The sink reuses the last record's prepared schema when a record starts with the same schema JSON: records
+    # of two versions taking turns (and a schema that is a prefix of the other's fields) each keep their own.
+    import io
+
+    import fastavro
+
+    config = build_config({**BASE, **REG, "value.converter.schema.registry.url": "mock://turns"})
+    _, value, _ = make_converters(config, lambda: False)
+    assert value is not None
+    inner = ListSink()
+    sink = ConvertingSink(inner, None, value)
+    v1 = _events([("id", "int4"), ("v", "text")])
+    v2 = _events([("id", "int4"), ("v", "text"), ("added", "int8")])
+    for i in range(6):
+        if i % 3 == 2:
+            _send(sink, v2, [str(i), f"v{i}", str(i * 10)])
+        else:
+            _send(sink, v1, [str(i), f"v{i}"])
+    client = value.client  # type: ignore[attr-defined]
+    rows = []
+    for rec in inner.records:
+        schema = client.get_schema(int.from_bytes(rec[2][1:5], "big")).schema_str
+        rows.append(fastavro.schemaless_reader(io.BytesIO(rec[2][5:]), fastavro.parse_schema(orjson.loads(schema)),
+                                               None)["after"])
+    assert rows == [{"id": 0, "v": "v0"}, {"id": 1, "v": "v1"}, {"id": 2, "v": "v2", "added": 20},
+                    {"id": 3, "v": "v3"}, {"id": 4, "v": "v4"}, {"id": 5, "v": "v5", "added": 50}]
+
+
 def _closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
