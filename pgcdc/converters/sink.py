@@ -34,7 +34,7 @@ def split_json(data: bytes) -> tuple[bytes, bytes]:
 
 
 class _Side:
-    __slots__ = ("converter", "current", "headers", "name", "prepared", "side")
+    __slots__ = ("converter", "current", "headers", "name", "prepared", "side", "text")
 
     def __init__(self, converter: Converter, side: str) -> None:
         self.converter = converter
@@ -44,6 +44,8 @@ class _Side:
         # A converter reading the record's headers (CloudEvents metadata from headers) gets them as a third argument.
         self.headers = bool(getattr(converter, "wants_headers", False))
         self.current: Any = None  # the last record's prepared schema: its Kafka headers, for a converter writing some
+        # A converter writing JSON itself (Apicurio's ExtJsonConverter) takes the schema and payload text unparsed.
+        self.text = bool(getattr(converter, "takes_json", False))
 
     def written(self, topic: str) -> Headers:
         """The Kafka headers the converter wrote for the last record (Apicurio's ids with headers.enabled)."""
@@ -57,7 +59,7 @@ class _Side:
         prepared = self.prepared.get(schema)
         if prepared is None:  # a new schema version: compiled (and, on first use per subject, registered) once
             try:
-                prepared = self.converter.prepare(orjson.loads(schema))
+                prepared = self.converter.prepare(schema if self.text else orjson.loads(schema))
             except PgcdcError:
                 raise
             except Exception as exc:
@@ -66,6 +68,8 @@ class _Side:
             self.prepared[schema] = prepared
         self.current = prepared
         try:
+            if self.text:
+                return prepared(topic, payload)
             if self.headers:
                 return prepared(topic, orjson.loads(payload), headers)  # type: ignore[call-arg]
             return prepared(topic, orjson.loads(payload))
