@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
+from pgcdc.errors import ConfigError
 from pgcdc.local import ApicurioRegistry, PostgresCluster, TansuBroker
+from pgcdc.runner import Connector
 from tests.harness import Running, make_config, wait_for
 from tests.integration.test_apicurio_converter import fetch, v3
 from tests.integration.test_apicurio_converter import read_with_headers
@@ -130,3 +132,28 @@ def test_find_latest_takes_the_latest_version_as_it_is(pg: PostgresCluster, dbna
     record = json.loads(value)
     assert record["schemaId"] == made["version"]["contentId"]
     assert record["payload"]["after"] == {"id": 1, "v": "a"}
+
+
+def test_basic_auth(pg: PostgresCluster, dbname: str, broker: TansuBroker) -> None:
+    """`apicurio.registry.auth.username`/`password` as HTTP basic auth on the v3 API; wrong or missing
+    credentials end the start with one line naming the option, before any slot exists."""
+    with ApicurioRegistry(users={"pgcdc": "s3cret"}) as reg:
+        for props, message in (({}, "auth.username: Apicurio Registry at .* asks for credentials \\(HTTP 401\\)$"),
+                                ({P + "auth.username": "pgcdc", P + "auth.password": "wrong"},
+                                 "auth.password: Apicurio Registry at .* refused the credentials \\(HTTP 401\\)$")):
+            with pytest.raises(ConfigError, match="^key.converter.apicurio.registry." + message):
+                Connector(config(pg, dbname, broker, reg, **props)).run()
+        assert pg.execute(f"SELECT 1 FROM pg_replication_slots WHERE slot_name = 'slot_{dbname}'") == []
+        pg.execute("CREATE TABLE t (id int PRIMARY KEY, v text)", dbname)
+        topic = f"{dbname}.public.t"
+        with Running(config(pg, dbname, broker, reg, **{P + "auth.username": "pgcdc", P + "auth.password": "s3cret"})):
+            pg.execute("INSERT INTO t VALUES (1, 'a')", dbname)
+            wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5)) >= 1, 60, "1 record")
+        value = read_raw(broker.bootstrap_servers, topic)[0][1]
+        assert value is not None
+        record = json.loads(value)
+        request = urllib.request.Request(f"{v3(reg)}/ids/contentIds/{record['schemaId']}")
+        request.add_header("Authorization", "Basic cGdjZGM6czNjcmV0")  # pgcdc:s3cret
+        with urllib.request.urlopen(request, timeout=10) as resp:
+            assert json.loads(resp.read())["name"] == f"{dbname}.public.t.Envelope"
+        assert record["payload"]["after"] == {"id": 1, "v": "a"}
