@@ -39,9 +39,13 @@ PREFIXES = (*(f"{side}.converter." for side in SIDES), ENGINE_PREFIX)
 # Classes users name that pgcdc does not write yet: refused with one line.
 NOT_YET = frozenset({
     "io.confluent.connect.json.JsonSchemaConverter",
-    "io.apicurio.registry.utils.converter.JsonConverter",
     "io.apicurio.registry.utils.converter.ProtobufConverter",
 })
+
+# Class names users may expect that no release has: refused with what to use instead.
+NO_SUCH_CLASS = {"io.apicurio.registry.utils.converter.JsonConverter":
+                 "no such class in Apicurio Registry's converters (3.0.9 to 3.3.1); its JSON converter is "
+                 + APICURIO_JSON}
 
 Check = Callable[[str], Any]
 
@@ -104,6 +108,10 @@ def _class(v: str) -> str:
     cls = v.strip()
     if cls in NOT_YET:
         raise ValueError(f"{cls} is not supported yet")
+    if cls in NO_SUCH_CLASS:
+        raise ValueError(NO_SUCH_CLASS[cls])
+    if cls in APICURIO_CLASSES:  # they would need the record's JSON text, which a delegate is not handed
+        raise ValueError(f"{cls} is not supported yet as a delegate")
     if cls not in OPTIONS or cls in (SIMPLE_HEADER, DBZ_BINARY, DBZ_BYTE_ARRAY):
         raise ValueError("not a converter class pgcdc can delegate to")
     return cls
@@ -280,6 +288,8 @@ def converter_specs(classes: Mapping[str, str], props: Mapping[str, str]) -> dic
         cls = classes.get(side) or JSON
         if cls in NOT_YET:
             raise ConfigError(f"{prop}: {cls} is not supported yet")
+        if cls in NO_SUCH_CLASS:
+            raise ConfigError(f"{prop}: {cls}: {NO_SUCH_CLASS[cls]}")
         if cls not in OPTIONS:
             raise ConfigError(f"{prop}: unknown converter class {cls!r}")
         if cls not in _SIDE_CLASSES[side]:

@@ -101,8 +101,12 @@ BAD = [
      "value.converter.schema.registry.ssl.cipher.suites: is not supported yet by " + PROTOBUF),
     ({**PROTO_REG, "value.converter.connect.meta.data": "true"}, "unknown option 'connect.meta.data' of " + PROTOBUF),
     *[({"value.converter": cls}, f"value.converter: {cls} is not supported yet") for cls in (
-        "io.confluent.connect.json.JsonSchemaConverter", "io.apicurio.registry.utils.converter.JsonConverter",
-        "io.apicurio.registry.utils.converter.ProtobufConverter")],
+        "io.confluent.connect.json.JsonSchemaConverter", "io.apicurio.registry.utils.converter.ProtobufConverter")],
+    ({"value.converter": "io.apicurio.registry.utils.converter.JsonConverter"},
+     "value.converter: io.apicurio.registry.utils.converter.JsonConverter: no such class in Apicurio Registry's "
+     "converters (3.0.9 to 3.3.1); its JSON converter is " + EXT_JSON),
+    ({"value.converter": DBZ + "BinaryDataConverter", "value.converter.delegate.converter.type": EXT_JSON},
+     "value.converter.delegate.converter.type: " + EXT_JSON + " is not supported yet as a delegate"),
     ({"value.converter": STRING, "value.converter.converter.encoding": "klingon"},
      "value.converter.converter.encoding: unknown character encoding (got 'klingon')"),
     ({"value.converter": DBZ + "BinaryDataConverter", "value.converter.delegate.converter.type": "x.Nope"},
