@@ -5,12 +5,14 @@ version of `<topic>-key`/`<topic>-value` in the default group, one version per t
 from __future__ import annotations
 
 import json
+import time
 import urllib.request
 from typing import Any
 
 import pytest
 
-from pgcdc.errors import ConfigError
+from pgcdc.errors import ConfigError, SinkError
+from pgcdc.lsn import parse_lsn
 from pgcdc.local import ApicurioRegistry, PostgresCluster, TansuBroker
 from pgcdc.runner import Connector
 from tests.harness import Running, make_config, wait_for
@@ -157,3 +159,30 @@ def test_basic_auth(pg: PostgresCluster, dbname: str, broker: TansuBroker) -> No
         with urllib.request.urlopen(request, timeout=10) as resp:
             assert json.loads(resp.read())["name"] == f"{dbname}.public.t.Envelope"
         assert record["payload"]["after"] == {"id": 1, "v": "a"}
+
+
+def test_an_unregistered_schema_holds_the_stream(pg: PostgresCluster, dbname: str, broker: TansuBroker,
+                                                 registry: ApicurioRegistry) -> None:
+    """auto-register=false and find-latest=false: a schema version nobody registered is not found by content
+    (Apicurio's converter fails the record there); pgcdc holds the stream at that record, nothing after it is
+    written or confirmed, and a stop ends the wait with one line naming the artifact."""
+    pg.execute("CREATE TABLE t (id int PRIMARY KEY, v text)", dbname)
+    topic = f"{dbname}.public.t"
+    with Running(config(pg, dbname, broker, registry)):
+        pg.execute("INSERT INTO t VALUES (1, 'a')", dbname)
+        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5)) >= 1, 60, "1 record")
+    running = Running(config(pg, dbname, broker, registry, **{P + "auto-register": "false"}))
+    with pytest.raises(SinkError, match=f"artifact {topic}-value: Could not resolve artifact reference by content"), \
+            running:
+        pg.execute("INSERT INTO t VALUES (2, 'b')", dbname)  # its schema is registered: found, written
+        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5)) >= 2, 60, "2 records")
+        before = parse_lsn(pg.execute("SELECT pg_current_wal_lsn()::text")[0][0])
+        pg.execute("ALTER TABLE t ADD COLUMN n int", dbname)
+        pg.execute("INSERT INTO t VALUES (3, 'c', 3)", dbname)  # a version nobody registered: held
+        time.sleep(5)
+        confirmed = parse_lsn(pg.execute(f"SELECT confirmed_flush_lsn::text FROM pg_replication_slots "
+                                         f"WHERE slot_name = 'slot_{dbname}'")[0][0])
+    assert confirmed <= before
+    values = [decode(registry, v) for _, v in read_raw(broker.bootstrap_servers, topic) if v]
+    assert [p["after"] for _, _, p in values] == [{"id": 1, "v": "a"}, {"id": 2, "v": "b"}]
+    assert len(versions(registry, f"{topic}-value")) == 1
