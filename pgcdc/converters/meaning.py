@@ -123,3 +123,19 @@ MEANING: dict[str, str] = {
     _A + "avro.encoding": "only `BINARY`, the default",
     _A + "serde.validation-enabled": "no effect (pgcdc writes values of their own schema)",
 }
+
+_EXT_JSON = "io.apicurio.registry.utils.converter.ExtJsonConverter"
+_NO_EFFECT = "no effect: ExtJsonConverter reads it but writes the content id in `schemaId` (as Apicurio 3.0.9's)"
+# Where one class gives an option another meaning than MEANING's.
+CLASS_MEANING: dict[tuple[str, str], str] = {
+    (_EXT_JSON, _A + "url"): "required; the registry's v2 or v3 API URL (or its root); pgcdc talks to its v3 API "
+                             "under the same root (a KCONNECT artifact has no Confluent-compatible form)",
+    (_EXT_JSON, _A + "auto-register"): "register the record's schema (the Connect schema as JsonConverter's JSON, "
+                                       "artifact type KCONNECT) as a version of its artifact (default false: the "
+                                       "schema must already be registered, found by content)",
+    (_EXT_JSON, _A + "use-id"): _NO_EFFECT,
+    (_EXT_JSON, _A + "id-handler"): _NO_EFFECT,
+    (_EXT_JSON, _A + "headers.enabled"): _NO_EFFECT + "; no Kafka headers are written",
+    (_EXT_JSON, "schemas.enable"): "no effect: the payload is written without its schema (the registry holds it)",
+    (_EXT_JSON, "replace.null.with.default"): "the payload's JsonConverter option (default true)",
+}

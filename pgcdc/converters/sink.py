@@ -34,7 +34,8 @@ def split_json(data: bytes) -> tuple[bytes, bytes]:
 
 
 class _Side:
-    __slots__ = ("converter", "current", "headers", "last", "last_prepared", "name", "prepared", "raw", "side")
+    __slots__ = ("converter", "current", "headers", "last", "last_prepared", "name", "prepared", "raw", "side",
+                 "text")
 
     def __init__(self, converter: Converter, side: str) -> None:
         self.converter = converter
@@ -50,6 +51,8 @@ class _Side:
         # share a schema, and a prefix comparison costs less than cutting out and hashing the schema's bytes.
         self.last = b""
         self.last_prepared: Any = None
+        # A converter writing JSON itself (Apicurio's ExtJsonConverter) takes the schema and payload text unparsed.
+        self.text = bool(getattr(converter, "takes_json", False))
 
     def written(self, topic: str) -> Headers:
         """The Kafka headers the converter wrote for the last record (Apicurio's ids with headers.enabled)."""
@@ -70,7 +73,7 @@ class _Side:
             prepared = self.prepared.get(schema)
             if prepared is None:  # a new schema version: compiled (and, on first use per subject, registered) once
                 try:
-                    prepared = self.converter.prepare(orjson.loads(schema))
+                    prepared = self.converter.prepare(schema if self.text else orjson.loads(schema))
                 except PgcdcError:
                     raise
                 except Exception as exc:
@@ -81,7 +84,7 @@ class _Side:
             self.last_prepared = prepared
         self.current = prepared
         try:
-            if self.raw:
+            if self.raw or self.text:  # JsonSchemaConverter, ExtJsonConverter: the payload's JSON as it is
                 return prepared(topic, bytes(payload))
             if self.headers:
                 return prepared(topic, orjson.loads(payload), headers)  # type: ignore[call-arg]

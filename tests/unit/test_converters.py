@@ -30,6 +30,8 @@ PROTOBUF = "io.confluent.connect.protobuf.ProtobufConverter"
 PROTO_REG = {"value.converter": PROTOBUF, "value.converter.schema.registry.url": "mock://unit"}
 APICURIO = "io.apicurio.registry.utils.converter.AvroConverter"
 AREG = {"value.converter": APICURIO, "value.converter.apicurio.registry.url": "http://127.0.0.1:1/apis/registry/v2"}
+EXT_JSON = "io.apicurio.registry.utils.converter.ExtJsonConverter"
+EREG = {**AREG, "value.converter": EXT_JSON}
 
 GOOD = [  # (properties, (key schemas.enable, value schemas.enable), (key class, value class))
     ({}, (True, True), ("JsonConverter", "JsonConverter")),
@@ -99,8 +101,12 @@ BAD = [
      "value.converter.schema.registry.ssl.cipher.suites: is not supported yet by " + PROTOBUF),
     ({**PROTO_REG, "value.converter.connect.meta.data": "true"}, "unknown option 'connect.meta.data' of " + PROTOBUF),
     *[({"value.converter": cls}, f"value.converter: {cls} is not supported yet") for cls in (
-        "io.apicurio.registry.utils.converter.ProtobufConverter",
-        "io.apicurio.registry.utils.converter.ExtJsonConverter")],
+        "io.apicurio.registry.utils.converter.ProtobufConverter",)],
+    ({"value.converter": "io.apicurio.registry.utils.converter.JsonConverter"},
+     "value.converter: io.apicurio.registry.utils.converter.JsonConverter: no such class in Apicurio Registry's "
+     "converters (3.0.9 to 3.3.1); its JSON converter is " + EXT_JSON),
+    ({"value.converter": DBZ + "BinaryDataConverter", "value.converter.delegate.converter.type": EXT_JSON},
+     "value.converter.delegate.converter.type: " + EXT_JSON + " is not supported yet as a delegate"),
     ({"value.converter": STRING, "value.converter.converter.encoding": "klingon"},
      "value.converter.converter.encoding: unknown character encoding (got 'klingon')"),
     ({"value.converter": DBZ + "BinaryDataConverter", "value.converter.delegate.converter.type": "x.Nope"},
@@ -124,6 +130,14 @@ BAD = [
      "value.converter.apicurio.registry.use-id: use contentId or globalId (got 'contentid')"),
     ({**AREG, "value.converter.apicurio.registry.artifact-resolver-strategy": "io.apicurio.registry.serde.avro."
       "strategy.RecordIdStrategy"}, "value.converter.apicurio.registry.artifact-resolver-strategy: only "),
+    ({"value.converter": EXT_JSON}, "value.converter.apicurio.registry.url: required by " + EXT_JSON),
+    ({**EREG, "value.converter.decimal.format": "NUMERIC"},
+     "value.converter.decimal.format: only base64 is supported yet (got 'NUMERIC')"),
+    ({**EREG, "value.converter.apicurio.registry.avro.encoding": "JSON"},
+     "value.converter.apicurio.registry.avro.encoding: unknown option 'apicurio.registry.avro.encoding' of "
+     + EXT_JSON),
+    ({**EREG, "value.converter.apicurio.registry.artifact.version": "3"},
+     "value.converter.apicurio.registry.artifact.version: is not supported yet by " + EXT_JSON),
 ]
 
 
