@@ -222,7 +222,8 @@ def main() -> None:
     ap.add_argument("--sink", choices=("kafka", "drop"), default="kafka",
                     help="drop: a sink that drops records (pgcdc's own cost, without the producer)")
     ap.add_argument("--profile", metavar="PREFIX",
-                    help="cProfile pgcdc's run: PREFIX<workload>.prof, top lines printed to stderr")
+                    help="cProfile pgcdc's runs: PREFIX<workload>_<format>.prof and PREFIX<workload>_<chain>.prof "
+                         "(--transforms), top lines printed to stderr")
     ap.add_argument("--no-ceiling", action="store_true", help="skip pg_recvlogical (profiling runs)")
     ap.add_argument("--set", action="append", default=[], metavar="PROPERTY=VALUE",
                     help="an extra connector property for pgcdc, e.g. kafka.compression.type=none (repeatable)")
@@ -277,7 +278,8 @@ def main() -> None:
                     print(f"{'':10} {meter.line(events)}", flush=True)
             for i, chain in enumerate(chains):
                 smt_meter = CpuMeter(broker_pid(broker), postmaster_pid(pg.datadir)) if args.cpu else None
-                smt_s, _ = run_pgcdc(pg, broker, db, f"smt{i}_{name}", f"pub_{name}", end, args.sink, None,
+                smt_s, _ = run_pgcdc(pg, broker, db, f"smt{i}_{name}", f"pub_{name}", end, args.sink,
+                                     f"{args.profile}{name}_{chain}.prof" if args.profile else None,
                                      {**FORMATS[formats[0]], **extra, **CHAINS[chain]}, smt_meter)
                 line = (f"{'':10} transforms={chain}: {rows / smt_s:10.0f}/s, {pgcdc_s / smt_s:5.2f}x the "
                         "untransformed rate")

@@ -289,6 +289,8 @@ class Connector:
             message_filter=c.keeps_message if c.message_prefix_include_list or c.message_prefix_exclude_list else None,
             transaction_topic=c.transaction_topic, streaming_snapshot=tables_settings.source_snapshot,
             binary_mode=c.binary_handling_mode,
+            # rows alone to the chain's compiled path; not when a tap must see each envelope first
+            rows=sink.row_sender if isinstance(sink, TransformingSink) else None,
         )
         stack.callback(capture.streams.close)
         if c.signal_data_collection or {"kafka", "file"} & set(c.signal_enabled_channels):

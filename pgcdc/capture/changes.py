@@ -18,6 +18,7 @@ import orjson
 from pgcdc.capture.incremental import IncrementalSnapshot
 from pgcdc.capture.java_order import java_hashmap_order
 from pgcdc.capture.position import Position, ResumePoint
+from pgcdc.capture.rows import RowSenders, row_emitter
 from pgcdc.capture.streamed import StreamedTransactions
 from pgcdc.lsn import PG_EPOCH_US, format_lsn
 from pgcdc.envelope import connect, template
@@ -54,7 +55,8 @@ class ChangeCapture:
                  context_headers: list[tuple[str, bytes]] | None = None,
                  message_filter: Callable[[str], bool] | None = None,
                  transaction_topic: str | None = None, unpublished_operations: frozenset[str] = frozenset(),
-                 streaming_snapshot: str | None = "false", binary_mode: str = "bytes") -> None:
+                 streaming_snapshot: str | None = "false", binary_mode: str = "bytes",
+                 rows: RowSenders | None = None) -> None:
         self.sink = sink
         self.streaming_snapshot = streaming_snapshot  # source.snapshot of streamed events (EnvelopeSettings)
         self.message_filter = message_filter  # message.prefix.include/exclude.list: True keeps the prefix
@@ -118,6 +120,11 @@ class ChangeCapture:
         self._table_templates: dict[TableEvents, template.TableTemplate] = {}
         self._templates: dict[TableEvents, bytes] = {}
         self._dumps = connect.dumps
+        # `rows`: the transforming sink's senders of `after` rows alone (capture/rows.py), per table version.
+        # Not with transaction metadata: the transaction block counts every event once, on the whole path.
+        self._row_senders: dict[TableEvents, Any] = {}
+        if rows is not None and not transaction_metadata:
+            self._emit = row_emitter(self, rows)  # type: ignore[method-assign]
 
     def handle(self, msg: Any, lsn: int, payload: bytes | memoryview = b"") -> None:
         """One decoded message at `lsn`; `payload` is its raw bytes (kept for streamed transactions)."""
@@ -210,6 +217,7 @@ class ChangeCapture:
         old = self.relations.get(msg.oid)
         if old is not None:
             self._table_templates.pop(old, None)
+            self._row_senders.pop(old, None)
         self.relations[msg.oid] = self.lookup(msg)
         if self.incremental is not None:
             self.incremental.relation(msg)

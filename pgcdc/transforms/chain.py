@@ -15,7 +15,7 @@ from pgcdc.errors import PgcdcError
 from pgcdc.sink import Headers, Sink
 from pgcdc.transforms import Predicate, Record, Transform
 from pgcdc.transforms.codec import Codec
-from pgcdc.transforms.compiled import compile_chain
+from pgcdc.transforms.compiled import RowSend, compile_chain, compile_rows
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +83,7 @@ class TransformingSink:
         self.__dict__["value_schemas"] = value_schemas
         # The commonest chains compiled per table version (compiled.py); None: every record is interpreted.
         self.__dict__["fast"] = compile_chain(chain, inner, self.codec, key_schemas, value_schemas)
+        self.__dict__["rows"] = compile_rows(chain, inner, self.codec, key_schemas, value_schemas)
 
     def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Headers | None = None,
              partition: int | None = None) -> None:
@@ -90,6 +91,13 @@ class TransformingSink:
         if fast is not None and fast(topic, key, value, headers, partition):
             return
         self.interpreted(topic, key, value, headers, partition)
+
+    def row_sender(self, topic: str, head: bytes) -> RowSend | None:
+        """For the capture, once per table version (`head`: its events' bytes up to the payload): what sends an
+        insert's or update's output from its `after` row alone, without the envelope being written; None: every
+        event of that table goes through `send`."""
+        rows = self.rows
+        return None if rows is None else rows(topic, head)
 
     def interpreted(self, topic: str, key: bytes | None, value: bytes | None, headers: Headers | None = None,
                     partition: int | None = None) -> None:

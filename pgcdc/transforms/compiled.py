@@ -11,6 +11,10 @@ Per record that is two `startswith`, one `rfind` and one concatenation, instead 
 the chain on dicts and a serialization; add.fields parse the envelope's tail after the row (source,
 transaction, op, timestamps: a few hundred bytes) and serialize the added values.
 
+The streaming capture goes one step further where it can (`compile_rows`, capture/rows.py): for an insert or
+update without a `before` row it hands over the row's bytes alone, and the record is the output schema's bytes
+around them; the envelope is never written. The same plan decides, so the bytes are the same.
+
 Everything else takes the interpreted chain, record by record: tombstones, deletes and truncates (their
 after is null), heartbeats, transaction metadata, logical messages (their schema is no Envelope), a record
 whose schema is not the one compiled for its topic until that one is compiled (a schema change), a
@@ -48,6 +52,9 @@ _PER_TOPIC = 8  # table versions remembered per topic (a schema change adds one)
 
 # send(topic, key, value, headers, partition) -> True when it sent the record, False: use the interpreted chain
 FastSend = Callable[[str, "bytes | None", "bytes | None", "Headers | None", "int | None"], bool]
+# send_row(key, row, headers) -> True when it sent the record made of one change event's `after` row (its JSON
+# bytes, as the envelope holds them) with a null `before`; False: send the whole event.
+RowSend = Callable[["bytes | None", bytes, Headers], bool]
 
 
 def _keys(schema: Schema, out: set[str]) -> bool:
@@ -68,12 +75,13 @@ class _Plan:
     """One envelope schema's compiled output: the bytes around the cut-out row, and the add.fields to append
     (read from the envelope's tail: source, transaction, op and timestamps)."""
 
-    __slots__ = ("before_row", "envelope", "middle", "prefix", "refs", "suffix", "trim")
+    __slots__ = ("before_row", "close", "envelope", "middle", "prefix", "refs", "suffix", "trim")
 
     def __init__(self, prefix: bytes, middle: bytes, suffix: bytes, trim: int, before_row: bool,
                  envelope: Schema, refs: list[FieldRef]) -> None:
         self.prefix, self.middle, self.suffix, self.trim = prefix, middle, suffix, trim
         self.before_row, self.envelope, self.refs = before_row, envelope, refs
+        self.close = middle + suffix  # what follows the row when no add.fields come between
 
 
 def _plan(unwrap: ExtractNewRecordState, codec: Codec, vs: Schema | None, value_schemas: bool) -> _Plan | None:
@@ -124,8 +132,8 @@ def _route(steps: list[Callable[[Record], Record | None]], topic: str) -> str | 
     return None if r is None else r.topic
 
 
-def compile_chain(chain: Chain, inner: Sink, codec: Codec, key_schemas: bool, value_schemas: bool) -> FastSend | None:
-    """The compiled send for `chain`, or None when the chain is not one this module compiles."""
+def _compilable(chain: Chain) -> tuple[ExtractNewRecordState, list[Callable[[Record], Record | None]]] | None:
+    """The chain's ExtractNewRecordState and RegexRouters, or None when it is not one this module compiles."""
     unwraps = [s.transform for s in chain.steps if isinstance(s.transform, ExtractNewRecordState)]
     routers = [s.transform for s in chain.steps if s.type == REGEX_ROUTER]
     if len(unwraps) != 1 or len(unwraps) + len(routers) != len(chain.steps) \
@@ -135,9 +143,52 @@ def compile_chain(chain: Chain, inner: Sink, codec: Codec, key_schemas: bool, va
     if unwrap.headers or unwrap.route is not None or unwrap.drop_header is not None \
             or not unwrap.replace_null:
         return None
+    return unwrap, routers
+
+
+def compile_rows(chain: Chain, inner: Sink, codec: Codec, key_schemas: bool,
+                 value_schemas: bool) -> Callable[[str, bytes], RowSend | None] | None:
+    """For a chain this module compiles: `senders(topic, head)`, the `RowSend` of one table version's events
+    (`head`: its envelope's bytes up to the payload), or None when that table's records must take `send`."""
+    parts = _compilable(chain)
+    if parts is None:
+        return None
+    unwrap, routers = parts
+
+    def senders(topic: str, head: bytes) -> RowSend | None:
+        """Cold path, once per table version: the output topic and the bytes around the row."""
+        if not head.endswith(_MARK):
+            return None
+        new_topic = _route(routers, topic)
+        if new_topic is None:
+            return None
+        vs, _ = codec.decode(head + b"null}")
+        plan = _plan(unwrap, codec, vs, value_schemas)
+        if plan is None or plan.refs:  # add.fields read the envelope's tail: the whole event is needed
+            return None
+        prefix, close, trim = plan.prefix, plan.close, plan.trim
+
+        def send_row(key: bytes | None, row: bytes, headers: Headers) -> bool:
+            if not key_schemas and key is not None:
+                k = key.find(_MARK)
+                if k < 0:
+                    return False
+                key = key[k + len(_MARK):-1]
+            inner.send(new_topic, key, b"".join((prefix, row[:len(row) - trim], close)), headers, None)
+            return True
+        return send_row
+
+    return senders
+
+
+def compile_chain(chain: Chain, inner: Sink, codec: Codec, key_schemas: bool, value_schemas: bool) -> FastSend | None:
+    """The compiled send for `chain`, or None when the chain is not one this module compiles."""
+    parts = _compilable(chain)
+    if parts is None:
+        return None
+    unwrap, routers = parts
     # topic -> (new topic or None, [(schema bytes up to the payload, plan or None)]); None: not compiled
     topics: dict[str, tuple[str | None, list[tuple[bytes, _Plan | None]]]] = {}
-    send = inner.send
 
     def learn(topic: str, value: bytes) -> tuple[bytes, _Plan | None] | None:
         """Cold path: the plan for `value`'s schema on `topic`, kept for the records after it."""
@@ -193,12 +244,16 @@ def compile_chain(chain: Chain, inner: Sink, codec: Codec, key_schemas: bool, va
                     return False
                 key = key[k + len(_MARK):-1]
         assert known is not None and known[0] is not None
-        row = value[a:end - plan.trim] + plan.middle
         if plan.refs:
             # The tail alone is parsed: `{` + `"source":{…},…,"ts_ns":…}` (the payload's end, not the wrapper's).
             tail = loads(b"{" + value[end + 1:-1])
-            row += b"," + dumps({ref.new: ref.value(plan.envelope, tail) for ref in plan.refs})[1:-1]
-        send(known[0], key, plan.prefix + row + plan.suffix, list(headers) if headers else [], partition)
+            added = b"," + dumps({ref.new: ref.value(plan.envelope, tail) for ref in plan.refs})[1:-1]
+            out = b"".join((plan.prefix, value[a:end - plan.trim], plan.middle, added, plan.suffix))
+        else:
+            out = b"".join((plan.prefix, value[a:end - plan.trim], plan.close))
+        # `inner.send` looked up per record, as the capture does: a wrapper may replace its own `send`. The
+        # headers list is passed on as it came (the interpreted path's is a copy; no sink changes it).
+        inner.send(known[0], key, out, headers or [], partition)
         return True
 
     return fast

@@ -25,6 +25,10 @@ def confirmed(pg: PostgresCluster, slot: str) -> int:
     {"transforms": "drop", "transforms.drop.type": K + "Filter"},
     {"transforms": "route", "transforms.route.type": K + "RegexRouter", "transforms.route.regex": ".*",
      "transforms.route.replacement": "elsewhere"},
+    # Compiled: the capture hands the rows alone to the chain (capture/rows.py), never writing the envelopes.
+    {"transforms": "unwrap,route", "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState",
+     "transforms.route.type": K + "RegexRouter", "transforms.route.regex": ".*",
+     "transforms.route.replacement": "elsewhere"},
 ])
 def test_dropped_or_rerouted_records_still_move_the_position(pg: PostgresCluster, dbname: str,
                                                             chain: dict[str, str]) -> None:
@@ -45,6 +49,12 @@ def test_dropped_or_rerouted_records_still_move_the_position(pg: PostgresCluster
         assert sink.records == []
     else:
         assert [r["topic"] for r in sink.records] == ["elsewhere", "elsewhere"]
+    if chain["transforms"] == "unwrap,route":
+        assert [r["value"]["payload"] for r in sink.records] == [{"id": 1}, {"id": 2}]
+        capture = running.connector.capture
+        assert capture is not None
+        senders = list(capture._row_senders.values())  # table t's: the rows went alone
+        assert len(senders) == 1 and senders[0] is not None
 
 
 def explode(record: object) -> object:

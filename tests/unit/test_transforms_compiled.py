@@ -196,8 +196,11 @@ def streams(draw: Any) -> tuple[list[Any], dict[int, Any], bool]:
     return msgs, specs, draw(st.booleans())
 
 
-def capture_records(msgs: list[Any], specs: dict[int, Any], tx_metadata: bool, hstore: str) -> list[tuple[Any, ...]]:
-    sink = Recording()
+def capture_records(msgs: list[Any], specs: dict[int, Any], tx_metadata: bool, hstore: str, tick: int = 1_234_567,
+                    sink: Any = None, rows: Any = None) -> list[tuple[Any, ...]]:
+    """The records of `msgs` (into `sink`: a Recording unless given; `rows`: ChangeCapture's); the clock moves
+    by `tick` ns per reading."""
+    sink = Recording() if sink is None else sink
     version = [0]
 
     def lookup(rel: m.Relation) -> TableEvents:
@@ -206,8 +209,8 @@ def capture_records(msgs: list[Any], specs: dict[int, Any], tx_metadata: bool, h
 
     capture = ChangeCapture(sink=sink, tables=lookup, topic_prefix="p", database="db", skipped_operations=frozenset(),
                             tombstones_on_delete=True, transaction_metadata=tx_metadata,
-                            context_headers=context_headers("p", "run", True))
-    clock = itertools.count(1_700_000_000_000_000_000, 1_234_567)
+                            context_headers=context_headers("p", "run", True), rows=rows)
+    clock = itertools.count(1_700_000_000_000_000_000, tick)
     lsn = itertools.count(2000, 3)
     with ExitStack() as stack:
         stack.enter_context(mock.patch("pgcdc.capture.changes.time.time_ns", lambda: next(clock)))
@@ -236,6 +239,57 @@ def test_compiled_chain_writes_the_interpreted_bytes(stream: Any, hstore: str, c
     assert compiled == interpreted
 
 
+class Catching:
+    """The transforming sink, a failing record noted as an error the way `both` notes it."""
+
+    def __init__(self, sink: TransformingSink, out: Recording) -> None:
+        self.sink, self.out = sink, out
+        self.records = out.records
+
+    def send(self, *args: Any, **kwargs: Any) -> None:
+        try:
+            self.sink.send(*args, **kwargs)
+        except Exception as exc:
+            self.out.records.append(("error", str(exc)))
+
+
+def rows_alone(props: dict[str, str], msgs: list[Any], specs: dict[int, Any], tx_metadata: bool, hstore: str,
+               key_schemas: bool = True, value_schemas: bool = True) -> tuple[list[tuple[Any, ...]], int]:
+    """(what the capture writes through the chain when it hands rows alone to it, records sent as rows)."""
+    chain = build_chain(props, key_schemas)
+    assert chain is not None
+    out = Recording()
+    sink = TransformingSink(out, chain, key_schemas=key_schemas, value_schemas=value_schemas)
+    sent = 0
+
+    def senders(topic: str, head: bytes) -> Any:
+        real = sink.row_sender(topic, head)
+        if real is None:
+            return None
+
+        def counting(*args: Any) -> bool:
+            nonlocal sent
+            ok: bool = real(*args)
+            sent += ok
+            return ok
+        return counting
+    capture_records(msgs, specs, tx_metadata, hstore, 0, Catching(sink, out), senders)
+    return out.records, sent
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(stream=streams(), hstore=st.sampled_from(("json", "map")), chain=st.sampled_from(COMPILED + REFUSED),
+       outputs=st.sampled_from(OUTPUTS))
+def test_rows_alone_write_the_interpreted_bytes(stream: Any, hstore: str, chain: dict[str, str],
+                                                outputs: tuple[bool, bool]) -> None:
+    """The capture handing inserts' and updates' rows alone to the compiled chain (capture/rows.py), without
+    writing their envelopes, makes what the interpreted chain makes of the whole events (a still clock: the
+    rows alone read none)."""
+    msgs, specs, tx_metadata = stream
+    _, interpreted, _ = both(chain, capture_records(msgs, specs, tx_metadata, hstore, 0), *outputs)
+    assert rows_alone(chain, msgs, specs, tx_metadata, hstore, *outputs)[0] == interpreted
+
+
 def test_the_compiled_path_takes_inserts_and_updates_and_only_them() -> None:
     """Without this, the test above could pass with the compiled path never used."""
     for fourth, hstore, fast_expected in (("h", "json", 3), ("h", "map", 2), ("after", "json", 2)):
@@ -250,13 +304,20 @@ def test_the_compiled_path_takes_inserts_and_updates_and_only_them() -> None:
                  (m.LogicalMessage(None, True, 0, "p", b"x"), 0), ("heartbeat", 0), ("commit", 1)]
         specs = {0: [ColumnSpec("id", "int8", "int8", -1, True), *(ColumnSpec(n, t, t, -1, nn) for n, t, nn in cols)]}
         records = capture_records(msgs, specs, True, hstore)
+        still = capture_records(msgs, specs, False, hstore, 0)
         for chain in COMPILED[:-5] + COMPILED[-3:-1]:
             for outputs in OUTPUTS:
                 compiled, interpreted, fast = both(chain, records, *outputs)
                 assert compiled == interpreted
                 assert fast == fast_expected, (chain, outputs, hstore, fourth)
+                # Rows alone: the insert and the update without a `before` row, unless add.fields are asked.
+                alone, sent = rows_alone(chain, msgs, specs, False, hstore, *outputs)
+                assert alone == both(chain, still, *outputs)[1]
+                assert sent == (0 if "transforms.unwrap.add.fields" in chain else 2), (chain, outputs)
+                assert rows_alone(chain, msgs, specs, True, hstore, *outputs)[1] == 0  # transaction metadata
         for chain in REFUSED:
             assert both(chain, records)[2] == 0
+            assert rows_alone(chain, msgs, specs, False, hstore)[1] == 0
 
 
 @pytest.mark.parametrize("scenario", sorted(p.name.removesuffix(".input.jsonl") for p in DATA.glob("*.input.jsonl")))
