@@ -145,22 +145,30 @@ def test_basic_auth(pg: PostgresCluster, dbname: str, broker: TansuBroker) -> No
         assert [d[1]["after"] for d in decoded] == [{"id": 1, "v": "a"}]
 
 
-@pytest.mark.parametrize("strategy", ["RecordNameStrategy", "TopicRecordNameStrategy"])
-def test_subject_strategies(pg: PostgresCluster, dbname: str, broker: TansuBroker, registry: ApicurioRegistry,
-                            strategy: str) -> None:
+def records_under_strategy(pg: PostgresCluster, dbname: str, broker: TansuBroker, registry: ApicurioRegistry,
+                           strategy: str, config: Any) -> list[tuple[bytes | None, bytes | None]]:
+    """One insert written with `strategy` for keys and values (`config(pg, dbname, broker, url, **props)` names
+    the converter); the subjects must be the strategy's; returns the records."""
     pg.execute("CREATE TABLE t (id int PRIMARY KEY, v text)", dbname)
     topic = f"{dbname}.public.t"
-    config = avro_config(pg, dbname, broker, registry.url, **{
-        "converter.key.subject.name.strategy": STRATEGY + strategy,
-        "converter.value.subject.name.strategy": STRATEGY + strategy})
-    with Running(config):
+    with Running(config(pg, dbname, broker, registry.url, **{
+            "converter.key.subject.name.strategy": STRATEGY + strategy,
+            "converter.value.subject.name.strategy": STRATEGY + strategy})):
         pg.execute("INSERT INTO t VALUES (1, 'a')", dbname)
         wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5)) >= 1, 60, "1 record")
     prefix = f"{topic}-" if strategy == "TopicRecordNameStrategy" else ""
     assert sorted(s for s in get(f"{registry.url}/subjects") if dbname in s) == [
         f"{prefix}{topic}.Envelope", f"{prefix}{topic}.Key"]
+    return read_raw(broker.bootstrap_servers, topic)
+
+
+@pytest.mark.parametrize("strategy", ["RecordNameStrategy", "TopicRecordNameStrategy"])
+def test_subject_strategies(pg: PostgresCluster, dbname: str, broker: TansuBroker, registry: ApicurioRegistry,
+                            strategy: str) -> None:
+    records = records_under_strategy(pg, dbname, broker, registry, strategy, avro_config)
+    topic = f"{dbname}.public.t"
     # confluent-kafka's deserializer finds the schema by id alone, whatever the subject.
-    decoded = decode(registry.url, topic, read_raw(broker.bootstrap_servers, topic))
+    decoded = decode(registry.url, topic, records)
     assert [d[1]["after"] for d in decoded] == [{"id": 1, "v": "a"}]
 
 
