@@ -1,8 +1,10 @@
 """Kafka records (the `kafka` source's columns) -> typed change rows per table, plus a quarantine.
 
 One pass finds the distinct (topic, value schema, key schema) versions in the batch; each version gets its
-codecs (pgcdc.spark.schema) and one `from_json` + projection. Versions of a table are aligned on the newest
-one (columns added, dropped or retyped mid-stream), so a schema change is a new projection, not a failure.
+codecs (pgcdc.spark.schema) and one parse + projection. How records are parsed is a `RecordFormat`: the
+JsonConverter's JSON with schemas here (`from_json`), Confluent's Avro wire format in pgcdc.spark.avro.
+Versions of a table are aligned on the newest one (columns added, dropped or retyped mid-stream), so a
+schema change is a new projection, not a failure.
 Records that are not change events of a known table, or whose key cannot be represented, go to the
 quarantine DataFrame with a reason; a value Spark cannot hold makes its column null and is named in the row's
 `_pgcdc_unrepresentable` (or, per DecodeOptions.unrepresentable, is clamped or quarantines the record).
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
@@ -70,36 +72,85 @@ def _pos(lsn: Column, kind: int | Column, partition: Column, offset: Column) -> 
     return F.concat(hexed(lsn, 16), kind_col.cast("string"), hexed(partition, 8), hexed(offset, 16))
 
 
-def decode_changes(raw: DataFrame, options: DecodeOptions | None = None,
-                   topics: set[str] | None = None) -> Decoded:
-    """Decode a batch of Kafka records. `topics`: the table topics expected (others are quarantined);
-    None accepts every topic whose records are Debezium change envelopes."""
-    options = options or DecodeOptions()
-    base = raw.select(
-        "topic", "partition", "offset", "key", "value",
-        F.from_json(F.col("value").cast("string"), _PROBE).alias("v"),
-        F.from_json(F.col("key").cast("string"), _KEY_PROBE).alias("k"),
-    ).select(
-        "*",
-        F.xxhash64("v.schema").alias("vh"), F.xxhash64("k.schema").alias("kh"),
-        F.col("v.payload.op").alias("op"), F.col("v.payload.source.lsn").alias("lsn"),
-    )
+class RecordFormat(Protocol):
+    """How a batch's records are parsed. `probe` yields the columns of PROBE_COLUMNS (vh/kh: ids of the
+    value/key schema version, null without one; `malformed`: the format's reason a record cannot be read);
+    `schemas` gives a version's Connect value and key schemas (JsonConverter's JSON text, None when absent);
+    `rows` the records of one version (the PROBE_COLUMNS and whatever `parse` needs); `parse` adds `vp`
+    (struct payload: struct before, after) and `kp` (struct payload) in the codecs' raw types."""
+
+    def probe(self, raw: DataFrame) -> DataFrame: ...
+
+    def schemas(self, version: dict[str, Any]) -> tuple[str | None, str | None]: ...
+
+    def rows(self, good: DataFrame, version: dict[str, Any]) -> DataFrame: ...
+
+    def parse(self, rows: DataFrame, value_raw: T.StructType | None, key_raw: T.StructType) -> DataFrame: ...
+
+
+PROBE_COLUMNS = ("topic", "partition", "offset", "key", "value", "vh", "kh", "op", "lsn", "has_key", "malformed")
+
+
+class JsonFormat:
+    """Kafka Connect's JsonConverter with schemas: each record carries its schema; a version is a hash of it."""
+
+    def probe(self, raw: DataFrame) -> DataFrame:
+        return raw.select(
+            "topic", "partition", "offset", "key", "value",
+            F.from_json(F.col("value").cast("string"), _PROBE).alias("v"),
+            F.from_json(F.col("key").cast("string"), _KEY_PROBE).alias("k"),
+        ).select(
+            "topic", "partition", "offset", "key", "value",
+            F.xxhash64("v.schema").alias("vh"), F.xxhash64("k.schema").alias("kh"),
+            F.col("v.payload.op").alias("op"), F.col("v.payload.source.lsn").alias("lsn"),
+            F.col("k.payload").isNotNull().alias("has_key"),
+            F.when(F.col("value").isNotNull() & F.col("v.schema").isNull(),
+                   F.lit("malformed envelope: value is not JSON with schema and payload "
+                         "(value.converter.schemas.enable must be true)")).alias("malformed"),
+        )
+
+    def schemas(self, version: dict[str, Any]) -> tuple[str | None, str | None]:
+        return _schema_text(version["sample_value"]), _schema_text(version["sample_key"])
+
+    def rows(self, good: DataFrame, version: dict[str, Any]) -> DataFrame:
+        return good.filter(F.col("vh").eqNullSafe(F.lit(version["vh"])) & (F.col("kh") == version["kh"]))
+
+    def parse(self, rows: DataFrame, value_raw: T.StructType | None, key_raw: T.StructType) -> DataFrame:
+        cols = [F.from_json(F.col("key").cast("string"), T.StructType([T.StructField("payload", key_raw)]))
+                .alias("kp")]
+        if value_raw is not None:
+            value_type = T.StructType([T.StructField("payload", T.StructType([
+                T.StructField("before", value_raw), T.StructField("after", value_raw)]))])
+            cols.append(F.from_json(F.col("value").cast("string"), value_type).alias("vp"))
+        return rows.select("*", *cols)
+
+
+def with_reason(df: DataFrame, topics: set[str] | None) -> DataFrame:
+    """`reason`: why a record (PROBE_COLUMNS) is not a change row of a table, null when it is one."""
+    if "reason" in df.columns:
+        return df
     reason = (
         F.when(F.lit(topics is not None) & ~F.col("topic").isin(*(sorted(topics or ()))), F.lit("unknown topic"))
         .when(F.col("key").isNull() & F.col("value").isNull(), F.lit("record without key and value"))
-        .when(F.col("value").isNotNull() & F.col("v.schema").isNull(),
-              F.lit("malformed envelope: value is not JSON with schema and payload "
-                    "(value.converter.schemas.enable must be true)"))
+        .when(F.col("malformed").isNotNull(), F.col("malformed"))
         .when(F.col("value").isNotNull() & F.col("op").isNull(), F.lit("malformed envelope: no payload.op"))
         .when(F.col("value").isNotNull() & ~F.col("op").isin("c", "u", "d", "r", "t"),
               F.concat(F.lit("not a row change: op "), F.col("op")))
         .when(F.col("value").isNotNull() & F.col("lsn").isNull(), F.lit("malformed envelope: no source.lsn"))
-        .when((F.col("op") != "t") & F.col("k.payload").isNull(),
-              F.lit("no key: table without primary key or malformed key"))
+        .when((F.col("op") != "t") & ~F.col("has_key"), F.lit("no key: table without primary key or malformed key"))
     )
+    return df.select("*", reason.alias("reason"))
+
+
+def decode_changes(raw: DataFrame, options: DecodeOptions | None = None,
+                   topics: set[str] | None = None, fmt: RecordFormat | None = None) -> Decoded:
+    """Decode a batch of Kafka records. `topics`: the table topics expected (others are quarantined);
+    None accepts every topic whose records are Debezium change envelopes. `fmt`: how records are written
+    (default the JsonConverter with schemas; pgcdc.spark.avro.AvroFormat for Confluent's Avro)."""
+    options = options or DecodeOptions()
+    fmt = fmt or JsonFormat()
     # Cached for the passes below; the schema texts are not kept (a sample record per version is enough).
-    base = base.select("topic", "partition", "offset", "key", "value", "vh", "kh", "op", "lsn",
-                       reason.alias("reason")).persist()
+    base = with_reason(fmt.probe(raw).select(*PROBE_COLUMNS), topics).persist()
     bad = base.filter(F.col("reason").isNotNull()).select("topic", "partition", "offset", "key", "value", "reason")
     good = base.filter(F.col("reason").isNull())
 
@@ -112,14 +163,14 @@ def decode_changes(raw: DataFrame, options: DecodeOptions | None = None,
     by_topic: dict[str, list[dict[str, Any]]] = {}
     for row in versions:
         version = row.asDict()
-        version["vs"] = _schema_text(version.pop("sample_value"))
-        version["ks"] = _schema_text(version.pop("sample_key"))
+        version["vs"], version["ks"] = fmt.schemas(version)
+        del version["sample_value"], version["sample_key"]
         by_topic.setdefault(row["topic"], []).append(version)
 
     decoded = Decoded()
     quarantined = [bad]
     for topic, rows in by_topic.items():
-        table, bad_rows = _decode_table(good, topic, rows, options)
+        table, bad_rows = _decode_table(good, topic, rows, options, fmt, topics)
         if bad_rows is not None:
             quarantined.append(bad_rows)
         if table is not None:
@@ -138,8 +189,8 @@ def _schema_text(record: bytes | bytearray | None) -> str | None:
     return None if schema is None else json.dumps(schema)
 
 
-def _decode_table(good: DataFrame, topic: str, versions: list[Any],
-                  options: DecodeOptions) -> tuple[TableChanges | None, DataFrame | None]:
+def _decode_table(good: DataFrame, topic: str, versions: list[Any], options: DecodeOptions, fmt: RecordFormat,
+                  topics: set[str] | None) -> tuple[TableChanges | None, DataFrame | None]:
     rows_here = good.filter(F.col("topic") == topic)
     value_versions = [v for v in versions if v["vs"] is not None]
     # The table's newest value schema; truncate-only versions carry no row schema.
@@ -170,10 +221,8 @@ def _decode_table(good: DataFrame, topic: str, versions: list[Any],
             continue  # truncates: no key
         key_codec = row_codec(json.loads(v["ks"]), options)
         if v["vs"] is None:  # tombstones: key only
-            part = rows_here.filter(F.col("vh").isNull() & (F.col("kh") == v["kh"]))
-            parsed = part.select("*", F.from_json(F.col("key").cast("string"),
-                                                  T.StructType([T.StructField("payload", key_codec.raw)])
-                                                  ).alias("kp"))
+            part = with_reason(fmt.rows(rows_here, v), topics).filter(F.col("reason").isNull())
+            parsed = fmt.parse(part, None, key_codec.raw)
             key_vals, key_err = key_codec.decode(F.col("kp.payload"))
             cols = [F.lit(None).cast(latest.typed[n].dataType).alias(n) for n in latest.names if n not in keys]
             parts.append(_finish(parsed, key_vals, cols + no_list, key_err, tombstone=True))
@@ -182,15 +231,8 @@ def _decode_table(good: DataFrame, topic: str, versions: list[Any],
         if after is None:
             continue
         codec = row_codec(after, options)
-        part = rows_here.filter((F.col("vh") == v["vh"]) & (F.col("kh") == v["kh"]) & (F.col("op") != "t"))
-        value_type = T.StructType([T.StructField("payload", T.StructType([
-            T.StructField("before", codec.raw), T.StructField("after", codec.raw)]))])
-        parsed = part.select(
-            "*",
-            F.from_json(F.col("value").cast("string"), value_type).alias("vp"),
-            F.from_json(F.col("key").cast("string"),
-                        T.StructType([T.StructField("payload", key_codec.raw)])).alias("kp"),
-        )
+        part = with_reason(fmt.rows(rows_here, v), topics).filter(F.col("reason").isNull() & (F.col("op") != "t"))
+        parsed = fmt.parse(part, codec.raw, key_codec.raw)
         image = F.when(F.col("op") == "d", F.col("vp.payload.before")).otherwise(F.col("vp.payload.after"))
         err: Column | None = None
         unrepresentable: Column | None = None
@@ -255,7 +297,8 @@ def _finish(parsed: DataFrame, key_vals: list[Column], cols: list[Column], error
         (F.lit(True) if tombstone else (F.col("op") == "d")).alias(DELETED),
         F.col("lsn").alias("__lsn"), kind.alias("__kind"),
         "partition", "offset",
-        F.col("key").cast("string").alias("__key"),
+        # The key's bytes (not their text: Avro keys are not UTF-8) group a key's events for tombstones.
+        F.col("key").alias("__key"),
         F.col("key").alias("__rkey"), F.col("value").alias("__rvalue"),
         (error if error is not None else F.lit(None).cast("string")).alias("__error"),
     )
