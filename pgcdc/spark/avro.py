@@ -2,6 +2,7 @@
 decode_changes: what pgcdc (or Kafka Connect) writes with `value.converter=io.confluent.connect.avro.AvroConverter`.
 
     fmt = AvroFormat("http://registry:8081")             # one per job: it caches the schemas it fetched
+    spark = local_session(packages=[avro_package()])      # the default decoder's from_avro
     decoded = decode_changes(raw, fmt=fmt)                 # the same tables as JSON
 
 A version is the (topic, value schema id, key schema id) of a record, read from the record's first bytes in
@@ -11,10 +12,12 @@ codecs of pgcdc.spark.schema apply unchanged. Each version's records are decoded
 (`decoder=`), into a struct of Avro's plain types (logical types are read as their underlying values, as the
 JSON path reads them), which `adapt` turns into the codecs' raw types:
 
-- "arrow" (default): mapInArrow with fastavro's schemaless_reader, the writer schema parsed once per task;
-- "spark": Spark's `from_avro` (the spark-avro jar, `avro_package()`).
+- "spark" (default): Spark's `from_avro` in the JVM (the spark-avro jar, `avro_package()`); measured about
+  twice as fast as the other (benchmarks/spark_apply.py --format avro; docs/spark.md, "Avro");
+- "arrow": mapInArrow with fastavro's schemaless_reader, the writer schema parsed once per task: for sessions
+  without the spark-avro jar.
 
-Both give the same rows; benchmarks/spark_apply.py --format avro measures them (docs/spark.md, "Avro").
+Both give the same rows (tests/spark/test_avro.py).
 """
 
 from __future__ import annotations
@@ -158,7 +161,7 @@ class AvroFormat:
     Confluent API; Apicurio's is under /apis/ccompat/v7); `conf`: more of confluent-kafka's client settings
     (`basic.auth.user.info`, `ssl.*`, ...). Reuse one across batches: fetched schemas are kept."""
 
-    def __init__(self, registry: str, decoder: str = "arrow", **conf: Any) -> None:
+    def __init__(self, registry: str, decoder: str = "spark", **conf: Any) -> None:
         if decoder not in DECODERS:
             raise ValueError(f"AvroFormat decoder={decoder!r}: expected one of {', '.join(DECODERS)}")
         from confluent_kafka.schema_registry import SchemaRegistryClient
@@ -239,8 +242,10 @@ class AvroFormat:
         op = F.col("v.op") if "op" in names else F.lit(None).cast("string")
         lsn = (F.col("v.source.lsn").cast("long") if isinstance(source, T.StructType) and "lsn" in source.names
                else F.lit(None).cast("long"))
-        failed = F.when((F.col("value").isNotNull() & F.col("v").isNull())
-                        | (F.col("key").isNotNull() & F.col("k").isNull()),
+        # An envelope's op is a required field: null means the bytes did not decode (from_avro's PERMISSIVE
+        # mode and fastavro at a truncated end do not always give a null record).
+        value_failed = F.col("v").isNull() | (F.col("v.op").isNull() if "op" in names else F.lit(False))
+        failed = F.when((F.col("value").isNotNull() & value_failed) | (F.col("key").isNotNull() & F.col("k").isNull()),
                         F.lit(f"cannot decode Avro with schema ids value {vid}, key {kid}"))
         return out.select("*", op.alias("op"), lsn.alias("lsn"), F.col("k").isNotNull().alias("has_key"),
                           failed.alias("malformed"))

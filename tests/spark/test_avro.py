@@ -83,12 +83,12 @@ def test_decoders_give_the_same_rows(spark: SparkSession, avro_capture: Capture)
 
 def test_streaming_fetches_each_schema_once(spark: SparkSession, avro_capture: Capture, tmp_path: Path) -> None:
     """Micro-batches of at most 100 records share one AvroFormat: each schema id is fetched once in all."""
-    record_format = AvroFormat(avro_capture.registry)
+    record_format = AvroFormat(avro_capture.registry, decoder="arrow")
     counting = record_format.client = Counting(record_format.client)
     options = avro_capture.reader_options(startingOffsets="earliest", maxOffsetsPerTrigger="100")
     query = stream_to_tables(spark, options, str(tmp_path / "t"), str(tmp_path / "checkpoint"), source="kafka",
                              record_format=record_format)
-    query.awaitTermination(600)
+    query.awaitTermination()
     assert query.exception() is None
     inputs = [p["numInputRows"] for p in query.recentProgress]
     assert len(inputs) >= 3 and max(inputs) <= 100, inputs
