@@ -16,11 +16,15 @@ Avro decoders run in the same invocation (`--decoders arrow,spark`): per decoder
 `avro-<decoder>  records/s  (decode only)` and one per target `avro-<decoder>-<target>  events/s` (decode +
 apply), then the ratio of the two decoders' decode-only rates. Needs spark-avro (fetched by Ivy, see
 pgcdc.spark.avro_package).
+`--format protobuf`: the same events in Confluent's Protobuf wire format (encoded by pgcdc's ProtobufConverter
+code, in Python: keep --events small), decoded by ProtobufFormat (mapInArrow): `protobuf-arrow` lines as above.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
+import hashlib
 import json
 import shutil
 import tempfile
@@ -30,7 +34,8 @@ from pathlib import Path
 from pyspark.sql import functions as F
 
 from pgcdc.spark import apply_changes, avro_package, decode_changes, local_session, read_table, table_path
-from pgcdc.spark.changes import _PROBE
+from pgcdc.spark import DecodeOptions
+from pgcdc.spark.changes import JsonFormat
 
 TOPIC = "bench.public.t"
 
@@ -134,22 +139,61 @@ def generate_avro(spark, events: int, keys: int, path: str, registry: str) -> No
      .write.mode("overwrite").parquet(path))
 
 
-def bench_avro(spark, args, work: Path) -> None:  # type: ignore[no-untyped-def]
+def generate_protobuf(spark, events: int, keys: int, path: str, registry: str) -> None:  # type: ignore[no-untyped-def]
+    """The same events as generate(), in Confluent's Protobuf wire format, encoded by pgcdc's ProtobufConverter
+    code (the message classes and fill functions it builds from the Connect schemas) in this process."""
+    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+
+    from pgcdc.converters.protobuf import FIRST_MESSAGE, protobuf_form
+
+    client = SchemaRegistryClient({"url": registry})
+    forms = {side: protobuf_form(schema) for side, schema in (("value", VALUE_SCHEMA), ("key", KEY_SCHEMA))}
+    headers = {side: bytes([0]) + client.register_schema(f"{TOPIC}-{side}", Schema(f.text, "PROTOBUF"))
+               .to_bytes(4, "big") + FIRST_MESSAGE for side, f in forms.items()}
+
+    def encode(side: str, payload: dict[str, object]) -> bytes:
+        msg = forms[side].message_class()
+        forms[side].fill(msg, payload)
+        return headers[side] + msg.SerializeToString()
+
+    rows = []
+    for i in range(events):
+        key = i if i < keys else (i * 7919) % keys
+        op = "c" if i < keys else "d" if i % 7 == 0 else "u"
+        unscaled = (i * 12345) % 10_000_000_000 - 5_000_000_000
+        row = {"id": key, "a": i % 1000, "b": hashlib.md5(str(i).encode()).hexdigest(),
+               "c": base64.b64encode(unscaled.to_bytes(8, "big", signed=True)).decode(), "d": i * 1.5,
+               "e": i % 2 == 0, "f": f"2024-05-01T12:00:00.{i % 1_000_000:06d}Z", "g": f'{{"k": {i}}}'}
+        source = {"version": "3.6.3.Final", "connector": "postgresql", "name": "bench", "ts_ms": 1700000000000,
+                  "snapshot": "false", "db": "bench", "sequence": None, "schema": "public", "table": "t",
+                  "txId": 1, "lsn": 10_000_000 + i * 120}
+        value = {"before": row if op == "d" else None, "after": None if op == "d" else row, "source": source,
+                 "op": op, "ts_ms": 1700000000000}
+        rows.append((encode("key", {"id": key}), encode("value", value), TOPIC, 0, i, 0))
+    (spark.createDataFrame(rows, "key binary, value binary, topic string, partition int, offset long, "
+                                 "timestampType int")
+     .withColumn("timestamp", F.current_timestamp()).repartition(8).write.mode("overwrite").parquet(path))
+
+
+def bench_registry(spark, args, work: Path) -> None:  # type: ignore[no-untyped-def]
+    """--format avro (each of --decoders) or protobuf: records in a registry's wire format."""
     from pgcdc.local.registry import ApicurioRegistry
-    from pgcdc.spark import AvroFormat
+    from pgcdc.spark import AvroFormat, ProtobufFormat
 
     registry = None if args.registry else ApicurioRegistry().start()
     url = args.registry or registry.url  # type: ignore[union-attr]
     try:
-        raw_path = str(work / "raw-avro")
-        generate_avro(spark, args.events, args.keys, raw_path, url)
+        raw_path = str(work / f"raw-{args.format}")
+        make = generate_avro if args.format == "avro" else generate_protobuf
+        make(spark, args.events, args.keys, raw_path, url)
         raw = spark.read.parquet(raw_path)
         size = raw.select(F.avg(F.length("value"))).first()[0]
-        print(f"Avro: {size:,.0f} bytes per value")
+        print(f"{args.format}: {size:,.0f} bytes per value")
         print("decoder[-target]  records/s  seconds")
         decode_rates = {}
-        for decoder in args.decoders.split(","):
-            fmt = AvroFormat(url, decoder=decoder)
+        decoders = args.decoders.split(",") if args.format == "avro" else ["arrow"]
+        for decoder in decoders:
+            fmt = AvroFormat(url, decoder=decoder) if args.format == "avro" else ProtobufFormat(url)
             best = 0.0
             for _ in range(2):  # the first pass warms the JVM, the Python workers and the schema cache
                 started = time.perf_counter()
@@ -157,15 +201,16 @@ def bench_avro(spark, args, work: Path) -> None:  # type: ignore[no-untyped-def]
                     table.rows.write.format("noop").mode("overwrite").save()
                 best = max(best, args.events / (time.perf_counter() - started))
             decode_rates[decoder] = best
-            print(f"avro-{decoder}  {best:,.0f}  {args.events / best:.1f}  (decode only)")
+            print(f"{args.format}-{decoder}  {best:,.0f}  {args.events / best:.1f}  (decode only)")
             for target in args.targets.split(","):
-                root = work / f"avro-{decoder}-{target}"
+                root = work / f"{args.format}-{decoder}-{target}"
                 started = time.perf_counter()
                 quarantined = apply_changes(spark, decode_changes(raw, fmt=fmt), root, target)
                 elapsed = time.perf_counter() - started
                 assert not quarantined, quarantined
                 rows = read_table(spark, table_path(root, TOPIC), target).count()
-                print(f"avro-{decoder}-{target}  {args.events / elapsed:,.0f}  {elapsed:.1f}  ({rows:,} rows left)")
+                print(f"{args.format}-{decoder}-{target}  {args.events / elapsed:,.0f}  {elapsed:.1f}  "
+                      f"({rows:,} rows left)")
         if len(decode_rates) == 2:
             (a, ra), (b, rb) = decode_rates.items()
             print(f"decode-only ratio {a}/{b}: {ra / rb:.2f}")
@@ -180,9 +225,9 @@ def main() -> None:
     parser.add_argument("--keys", type=int, default=200_000)
     parser.add_argument("--targets", default="parquet,delta")
     parser.add_argument("--memory", default="6g", help="spark.driver.memory (local mode: the whole JVM)")
-    parser.add_argument("--format", choices=("json", "avro"), default="json")
+    parser.add_argument("--format", choices=("json", "avro", "protobuf"), default="json")
     parser.add_argument("--decoders", default="arrow,spark", help="with --format avro")
-    parser.add_argument("--registry", help="with --format avro: a schema registry's URL (default: start one)")
+    parser.add_argument("--registry", help="with --format avro/protobuf: a schema registry's URL (default: start one)")
     args = parser.parse_args()
     # 1M events of ~2.6 KB each: the default 1 GB heap of local_session() is too small for the cached batch.
     packages = [avro_package()] if args.format == "avro" else []
@@ -191,8 +236,8 @@ def main() -> None:
     spark.sparkContext.setLogLevel("ERROR")
     work = Path(tempfile.mkdtemp(prefix="pgcdc-spark-bench-"))
     try:
-        if args.format == "avro":
-            bench_avro(spark, args, work)
+        if args.format in ("avro", "protobuf"):
+            bench_registry(spark, args, work)
             return
         raw_path = str(work / "raw")
         generate(spark, args.events, args.keys, raw_path)
@@ -201,8 +246,7 @@ def main() -> None:
         ceiling = 0.0
         for _ in range(2):  # the first pass warms the JVM and the page cache
             started = time.perf_counter()
-            raw.select(F.from_json(F.col("value").cast("string"), _PROBE).alias("v")) \
-                .write.format("noop").mode("overwrite").save()
+            JsonFormat().probe(raw, DecodeOptions()).write.format("noop").mode("overwrite").save()
             ceiling = max(ceiling, args.events / (time.perf_counter() - started))
 
         print("target  events/s  ceiling/s  ratio  seconds")
