@@ -9,11 +9,22 @@ Prints one line per target: `target  events/s  ceiling/s  ratio  seconds`, where
 events only parsed by `from_json` with the probe decode_changes starts with (one of its two parses) and
 discarded, best of two passes in the same run.
 Run: `.venv/bin/python benchmarks/spark_apply.py [--events N] [--keys N] [--targets parquet,delta]`.
+
+`--format avro`: the same events in Confluent's Avro wire format (the schemas pgcdc's AvroConverter registers,
+in a real registry: Apicurio Registry started here unless `--registry URL`), encoded by Spark's to_avro. Both
+Avro decoders run in the same invocation (`--decoders arrow,spark`): per decoder one line
+`avro-<decoder>  records/s  (decode only)` and one per target `avro-<decoder>-<target>  events/s` (decode +
+apply), then the ratio of the two decoders' decode-only rates. Needs spark-avro (fetched by Ivy, see
+pgcdc.spark.avro_package).
+`--format protobuf`: the same events in Confluent's Protobuf wire format (encoded by pgcdc's ProtobufConverter
+code, in Python: keep --events small), decoded by ProtobufFormat (mapInArrow): `protobuf-arrow` lines as above.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
+import hashlib
 import json
 import shutil
 import tempfile
@@ -22,8 +33,9 @@ from pathlib import Path
 
 from pyspark.sql import functions as F
 
-from pgcdc.spark import apply_changes, decode_changes, local_session, read_table, table_path
-from pgcdc.spark.changes import _PROBE
+from pgcdc.spark import apply_changes, avro_package, decode_changes, local_session, read_table, table_path
+from pgcdc.spark import DecodeOptions
+from pgcdc.spark.changes import JsonFormat
 
 TOPIC = "bench.public.t"
 
@@ -88,18 +100,145 @@ def generate(spark, events: int, keys: int, path: str) -> None:  # type: ignore[
      .write.mode("overwrite").parquet(path))
 
 
+def generate_avro(spark, events: int, keys: int, path: str, registry: str) -> None:  # type: ignore[no-untyped-def]
+    """The same events as generate(), in Confluent's wire format with the schemas pgcdc registers for them."""
+    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+    from pyspark.sql.avro.functions import to_avro
+
+    from pgcdc.converters.avro_schema import avro_schema_text, writer_schema
+
+    client = SchemaRegistryClient({"url": registry})
+    texts = {side: avro_schema_text(schema) for side, schema in (("value", VALUE_SCHEMA), ("key", KEY_SCHEMA))}
+    ids = {side: client.register_schema(f"{TOPIC}-{side}", Schema(text, "AVRO")) for side, text in texts.items()}
+    i = F.col("id")
+    key = F.when(i < keys, i).otherwise((i * 7919) % keys)
+    op = F.when(i < keys, "c").when(i % 7 == 0, "d").otherwise("u")
+    unscaled = (i * 12345) % 10_000_000_000 - 5_000_000_000
+    row = F.struct(key.alias("id"), (i % 1000).cast("int").alias("a"), F.md5(i.cast("string")).alias("b"),
+                   F.unhex(F.lpad(F.hex(unscaled), 16, "0")).alias("c"), (i * 1.5).alias("d"), (i % 2 == 0).alias("e"),
+                   F.concat(F.lit("2024-05-01T12:00:00."), F.lpad((i % 1_000_000).cast("string"), 6, "0"),
+                            F.lit("Z")).alias("f"),
+                   F.concat(F.lit('{"k": '), i.cast("string"), F.lit("}")).alias("g"))
+    source = F.struct(F.lit("3.6.3.Final").alias("version"), F.lit("postgresql").alias("connector"),
+                      F.lit("bench").alias("name"), F.lit(1700000000000).alias("ts_ms"),
+                      F.lit("false").alias("snapshot"), F.lit("bench").alias("db"),
+                      F.lit(None).cast("string").alias("sequence"), F.lit("public").alias("schema"),
+                      F.lit("t").alias("table"), F.lit(1).cast("long").alias("txId"),
+                      (F.lit(10_000_000) + i * 120).alias("lsn"))
+    envelope = F.struct(F.when(op == "d", row).alias("before"), F.when(op != "d", row).alias("after"),
+                        source.alias("source"), op.alias("op"), F.lit(1700000000000).alias("ts_ms"))
+
+    def wire(side: str, datum):  # type: ignore[no-untyped-def]
+        header = F.lit(bytes([0]) + ids[side].to_bytes(4, "big"))
+        return F.concat(header, to_avro(datum, json.dumps(writer_schema(texts[side]))))
+
+    (spark.range(events, numPartitions=8)
+     .select(wire("key", F.struct(key.alias("id"))).alias("key"), wire("value", envelope).alias("value"),
+             F.lit(TOPIC).alias("topic"), F.lit(0).alias("partition"), i.alias("offset"),
+             F.current_timestamp().alias("timestamp"), F.lit(0).alias("timestampType"))
+     .write.mode("overwrite").parquet(path))
+
+
+def generate_protobuf(spark, events: int, keys: int, path: str, registry: str) -> None:  # type: ignore[no-untyped-def]
+    """The same events as generate(), in Confluent's Protobuf wire format, encoded by pgcdc's ProtobufConverter
+    code (the message classes and fill functions it builds from the Connect schemas) in this process."""
+    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+
+    from pgcdc.converters.protobuf import FIRST_MESSAGE, protobuf_form
+
+    client = SchemaRegistryClient({"url": registry})
+    forms = {side: protobuf_form(schema) for side, schema in (("value", VALUE_SCHEMA), ("key", KEY_SCHEMA))}
+    headers = {side: bytes([0]) + client.register_schema(f"{TOPIC}-{side}", Schema(f.text, "PROTOBUF"))
+               .to_bytes(4, "big") + FIRST_MESSAGE for side, f in forms.items()}
+
+    def encode(side: str, payload: dict[str, object]) -> bytes:
+        msg = forms[side].message_class()
+        forms[side].fill(msg, payload)
+        return headers[side] + msg.SerializeToString()
+
+    rows = []
+    for i in range(events):
+        key = i if i < keys else (i * 7919) % keys
+        op = "c" if i < keys else "d" if i % 7 == 0 else "u"
+        unscaled = (i * 12345) % 10_000_000_000 - 5_000_000_000
+        row = {"id": key, "a": i % 1000, "b": hashlib.md5(str(i).encode()).hexdigest(),
+               "c": base64.b64encode(unscaled.to_bytes(8, "big", signed=True)).decode(), "d": i * 1.5,
+               "e": i % 2 == 0, "f": f"2024-05-01T12:00:00.{i % 1_000_000:06d}Z", "g": f'{{"k": {i}}}'}
+        source = {"version": "3.6.3.Final", "connector": "postgresql", "name": "bench", "ts_ms": 1700000000000,
+                  "snapshot": "false", "db": "bench", "sequence": None, "schema": "public", "table": "t",
+                  "txId": 1, "lsn": 10_000_000 + i * 120}
+        value = {"before": row if op == "d" else None, "after": None if op == "d" else row, "source": source,
+                 "op": op, "ts_ms": 1700000000000}
+        rows.append((encode("key", {"id": key}), encode("value", value), TOPIC, 0, i, 0))
+    (spark.createDataFrame(rows, "key binary, value binary, topic string, partition int, offset long, "
+                                 "timestampType int")
+     .withColumn("timestamp", F.current_timestamp()).repartition(8).write.mode("overwrite").parquet(path))
+
+
+def bench_registry(spark, args, work: Path) -> None:  # type: ignore[no-untyped-def]
+    """--format avro (each of --decoders) or protobuf: records in a registry's wire format."""
+    from pgcdc.local.registry import ApicurioRegistry
+    from pgcdc.spark import AvroFormat, ProtobufFormat
+
+    registry = None if args.registry else ApicurioRegistry().start()
+    url = args.registry or registry.url  # type: ignore[union-attr]
+    try:
+        raw_path = str(work / f"raw-{args.format}")
+        make = generate_avro if args.format == "avro" else generate_protobuf
+        make(spark, args.events, args.keys, raw_path, url)
+        raw = spark.read.parquet(raw_path)
+        size = raw.select(F.avg(F.length("value"))).first()[0]
+        print(f"{args.format}: {size:,.0f} bytes per value")
+        print("decoder[-target]  records/s  seconds")
+        decode_rates = {}
+        decoders = args.decoders.split(",") if args.format == "avro" else ["arrow"]
+        for decoder in decoders:
+            fmt = AvroFormat(url, decoder=decoder) if args.format == "avro" else ProtobufFormat(url)
+            best = 0.0
+            for _ in range(2):  # the first pass warms the JVM, the Python workers and the schema cache
+                started = time.perf_counter()
+                for table in decode_changes(raw, fmt=fmt).tables.values():
+                    table.rows.write.format("noop").mode("overwrite").save()
+                best = max(best, args.events / (time.perf_counter() - started))
+            decode_rates[decoder] = best
+            print(f"{args.format}-{decoder}  {best:,.0f}  {args.events / best:.1f}  (decode only)")
+            for target in args.targets.split(","):
+                root = work / f"{args.format}-{decoder}-{target}"
+                started = time.perf_counter()
+                quarantined = apply_changes(spark, decode_changes(raw, fmt=fmt), root, target)
+                elapsed = time.perf_counter() - started
+                assert not quarantined, quarantined
+                rows = read_table(spark, table_path(root, TOPIC), target).count()
+                print(f"{args.format}-{decoder}-{target}  {args.events / elapsed:,.0f}  {elapsed:.1f}  "
+                      f"({rows:,} rows left)")
+        if len(decode_rates) == 2:
+            (a, ra), (b, rb) = decode_rates.items()
+            print(f"decode-only ratio {a}/{b}: {ra / rb:.2f}")
+    finally:
+        if registry is not None:
+            registry.cleanup()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--keys", type=int, default=200_000)
     parser.add_argument("--targets", default="parquet,delta")
     parser.add_argument("--memory", default="6g", help="spark.driver.memory (local mode: the whole JVM)")
+    parser.add_argument("--format", choices=("json", "avro", "protobuf"), default="json")
+    parser.add_argument("--decoders", default="arrow,spark", help="with --format avro")
+    parser.add_argument("--registry", help="with --format avro/protobuf: a schema registry's URL (default: start one)")
     args = parser.parse_args()
     # 1M events of ~2.6 KB each: the default 1 GB heap of local_session() is too small for the cached batch.
-    spark = local_session(**{"spark.driver.memory": args.memory})
+    packages = [avro_package()] if args.format == "avro" else []
+    spark = local_session(packages=packages, **{"spark.driver.memory": args.memory,
+                                                "spark.ui.showConsoleProgress": "false"})
     spark.sparkContext.setLogLevel("ERROR")
     work = Path(tempfile.mkdtemp(prefix="pgcdc-spark-bench-"))
     try:
+        if args.format in ("avro", "protobuf"):
+            bench_registry(spark, args, work)
+            return
         raw_path = str(work / "raw")
         generate(spark, args.events, args.keys, raw_path)
         raw = spark.read.parquet(raw_path)
@@ -107,8 +246,7 @@ def main() -> None:
         ceiling = 0.0
         for _ in range(2):  # the first pass warms the JVM and the page cache
             started = time.perf_counter()
-            raw.select(F.from_json(F.col("value").cast("string"), _PROBE).alias("v")) \
-                .write.format("noop").mode("overwrite").save()
+            JsonFormat().probe(raw, DecodeOptions()).write.format("noop").mode("overwrite").save()
             ceiling = max(ceiling, args.events / (time.perf_counter() - started))
 
         print("target  events/s  ceiling/s  ratio  seconds")

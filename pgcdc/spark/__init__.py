@@ -6,6 +6,8 @@ Needs the `spark` extra (pyspark>=4, pyarrow, pandas<3, deltalake); the rest of 
     spark = local_session()
     raw = spark.read.format("kafka" or "pgcdc_kafka").option(...).load()   # same columns either way
     decoded = decode_changes(raw)                                         # typed rows per table + quarantine
+    decoded = decode_changes(raw, fmt=AvroFormat(registry_url))           # Confluent's Avro wire format
+    decoded = decode_changes(raw, fmt=ProtobufFormat(registry_url))       # Confluent's Protobuf wire format
     apply_changes(spark, decoded, "/data/tables", fmt="delta")            # current state, idempotent
 """
 
@@ -17,7 +19,8 @@ from typing import Any
 _EXPORTS = {
     "apply_changes": "apply", "read_quarantine": "apply", "read_table": "apply", "table_path": "apply",
     "Decoded": "changes", "TableChanges": "changes", "decode_changes": "changes",
-    "KafkaDataSource": "reader", "DecodeOptions": "fieldcodec", "row_codec": "schema",
+    "AvroFormat": "avro", "avro_package": "avro", "KafkaDataSource": "reader", "DecodeOptions": "fieldcodec",
+    "ProtobufFormat": "protobuf", "row_codec": "schema",
     "local_session": "session", "stream_to_tables": "session", "kafka_package": "session",
     "delta_package": "session",
 }

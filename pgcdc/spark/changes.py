@@ -1,7 +1,10 @@
 """Kafka records (the `kafka` source's columns) -> typed change rows per table, plus a quarantine.
 
 One pass finds the distinct (topic, value schema, key schema) versions in the batch; each version gets its
-codecs (pgcdc.spark.schema) and one `from_json` + projection. Versions of a table are aligned on the newest
+codecs (pgcdc.spark.schema) and one parse + projection. How records are parsed is a `RecordFormat`: the
+JsonConverter's JSON with schemas here (`from_json`), Confluent's Avro wire format in pgcdc.spark.avro.
+A version's records are Debezium envelopes or, when its schema is a flattened row (ExtractNewRecordState,
+pgcdc.spark.flattened), rows with added fields; either format. Versions of a table are aligned on the newest
 one (columns added, dropped or retyped mid-stream), so a schema change is a new projection, not a failure.
 Records that are not change events of a known table, or whose key cannot be represented, go to the
 quarantine DataFrame with a reason; a value Spark cannot hold makes its column null and is named in the row's
@@ -17,7 +20,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
@@ -72,66 +75,85 @@ def _pos(lsn: Column, kind: int | Column, partition: Column, offset: Column) -> 
     return F.concat(hexed(lsn, 16), kind_col.cast("string"), hexed(partition, 8), hexed(offset, 16))
 
 
-def decode_changes(raw: DataFrame, options: DecodeOptions | None = None,
-                   topics: set[str] | None = None) -> Decoded:
-    """Decode a batch of Kafka records. `topics`: the table topics expected (others are quarantined);
-    None accepts every topic whose records are Debezium change envelopes or flattened rows (flattened.py).
-    Raises ConfigError (nothing decoded) for flattened topics that cannot be applied exactly when
-    `options.exact`."""
-    options = options or DecodeOptions()
-    raw = cloudevents.unwrap(raw)  # CloudEvents JSON records: the envelope inside their `data`
-    probe = (f"struct<schema: string, payload: struct<op: string, source: struct<lsn: bigint>, "
-             f"{probe_fields(options)}>>")
-    flat_lsn = F.coalesce(*(F.col(f"v.payload.`{n}`") for n in options.lsn_fields))
-    base = raw.select(
-        "topic", "partition", "offset", "key", "value",
-        F.from_json(F.col("value").cast("string"), probe).alias("v"),
-        F.from_json(F.col("key").cast("string"), _KEY_PROBE).alias("k"),
-    ).select(
-        "topic", "partition", "offset", "key", "value",
-        F.xxhash64("v.schema").alias("vh"), F.xxhash64("k.schema").alias("kh"),
-        F.col("v.schema").isNull().alias("no_schema"), F.col("k.payload").isNull().alias("no_key"),
-        F.col("v.payload").isNull().alias("no_payload"),
-        F.col("v.payload.op").alias("env_op"), F.col("v.payload.source.lsn").alias("env_lsn"),
-        F.col(f"v.payload.`{options.op_field}`").alias("flat_op"), flat_lsn.alias("flat_lsn"),
-        (F.col(f"v.payload.`{options.deleted_field}`") == "true").alias("flat_deleted"),
-    ).persist()
-    # The form (envelope or flattened) is a property of the schema version: decided once per version below.
-    shaped = base.filter(F.col("value").isNull() | ~F.col("no_schema"))
-    if topics is not None:
-        shaped = shaped.filter(F.col("topic").isin(*sorted(topics)))
-    versions = (shaped.groupBy("topic", "vh", "kh")
-                .agg(F.first("value").alias("sample_value"), F.first("key").alias("sample_key"),
-                     F.max(_pos(F.col("env_lsn"), 1, F.col("partition"), F.col("offset"))).alias("newest"),
-                     F.max(_pos(F.col("flat_lsn"), 1, F.col("partition"), F.col("offset"))).alias("newest_flat"),
-                     F.max(F.when(F.col("env_op") == "t",
-                                  _pos(F.col("env_lsn"), 1, F.col("partition"), F.col("offset"))))
-                     .alias("truncate"))
-                .collect())
-    by_topic: dict[str, list[dict[str, Any]]] = {}
-    flat_hashes: list[int] = []
-    for row in versions:
-        version = row.asDict()
-        vs = _schema(version.pop("sample_value"))
-        version["vs"] = None if vs is None else json.dumps(vs)
-        version["ks"] = _schema_text(version.pop("sample_key"))
-        version["flat"] = None
-        if vs is not None and flattened.is_flattened(vs):
-            version["flat"] = flattened.shape(vs, options)
-            version["newest"], version["truncate"] = version["newest_flat"], None
-            flat_hashes.append(row["vh"])
-        by_topic.setdefault(row["topic"], []).append(version)
-    for topic, rows in sorted(by_topic.items()) if options.exact else ():
-        shapes = [v["flat"] for v in rows if v["flat"] is not None]
-        refused = flattened.refusal(topic, shapes, options) if shapes else None
-        if refused is not None:
-            base.unpersist()
-            raise ConfigError(refused)
+class RecordFormat(Protocol):
+    """How a batch's records are parsed. `probe` yields the columns of PROBE_COLUMNS: vh/kh: ids of the
+    value/key schema version (null without one); op/lsn: the envelope's; flat_op/flat_lsn/flat_deleted/no_payload:
+    the same read as a flattened row's added fields (pgcdc.spark.flattened; which of the two applies is decided
+    per version); `malformed`: the format's reason a record cannot be read. `schemas` gives a version's Connect
+    value and key schemas (JsonConverter's JSON text, None when absent); `rows` the records of one version
+    (with PROBE_COLUMNS and whatever `parse` needs); `parse` adds `vp` (struct payload: the row when `flat`,
+    else struct before, after) and `kp` (struct payload) in the codecs' raw types."""
 
-    is_flat = F.col("vh").isin(*flat_hashes) if flat_hashes else F.lit(False)
+    def probe(self, raw: DataFrame, options: DecodeOptions) -> DataFrame: ...
+
+    def schemas(self, version: dict[str, Any]) -> tuple[str | None, str | None]: ...
+
+    def rows(self, good: DataFrame, version: dict[str, Any]) -> DataFrame: ...
+
+    def parse(self, rows: DataFrame, value_raw: T.StructType | None, key_raw: T.StructType,
+              flat: bool = False) -> DataFrame: ...
+
+
+PROBE_COLUMNS = ("topic", "partition", "offset", "key", "value", "vh", "kh", "op", "lsn", "has_key", "malformed",
+                 "flat_op", "flat_lsn", "flat_deleted", "no_payload")
+
+
+class JsonFormat:
+    """Kafka Connect's JsonConverter with schemas: each record carries its schema; a version is a hash of it.
+    `value`/`key`: the columns holding the JSON (pgcdc.spark.protobuf decodes into JSON columns of its own)."""
+
+    def __init__(self, value: str = "value", key: str = "key") -> None:
+        self.value, self.key = value, key
+
+    def probe(self, raw: DataFrame, options: DecodeOptions) -> DataFrame:
+        probe = (f"struct<schema: string, payload: struct<op: string, source: struct<lsn: bigint>, "
+                 f"{probe_fields(options)}>>")
+        flat_lsn = F.coalesce(*(F.col(f"v.payload.`{n}`") for n in options.lsn_fields))
+        return raw.select(
+            *raw.columns,
+            F.from_json(F.col(self.value).cast("string"), probe).alias("v"),
+            F.from_json(F.col(self.key).cast("string"), _KEY_PROBE).alias("k"),
+        ).select(
+            *raw.columns,
+            F.xxhash64("v.schema").alias("vh"), F.xxhash64("k.schema").alias("kh"),
+            F.col("v.payload.op").alias("op"), F.col("v.payload.source.lsn").alias("lsn"),
+            F.col("k.payload").isNotNull().alias("has_key"),
+            F.when(F.col(self.value).isNotNull() & F.col("v.schema").isNull(),
+                   F.lit("malformed envelope: value is not JSON with schema and payload "
+                         "(value.converter.schemas.enable must be true)")).alias("malformed"),
+            F.col(f"v.payload.`{options.op_field}`").alias("flat_op"), flat_lsn.alias("flat_lsn"),
+            (F.col(f"v.payload.`{options.deleted_field}`") == "true").alias("flat_deleted"),
+            F.col("v.payload").isNull().alias("no_payload"),
+        )
+
+    def schemas(self, version: dict[str, Any]) -> tuple[str | None, str | None]:
+        return _schema_text(version["sample_value"]), _schema_text(version["sample_key"])
+
+    def rows(self, good: DataFrame, version: dict[str, Any]) -> DataFrame:
+        return good.filter(F.col("vh").eqNullSafe(F.lit(version["vh"])) & (F.col("kh") == version["kh"]))
+
+    def parse(self, rows: DataFrame, value_raw: T.StructType | None, key_raw: T.StructType,
+              flat: bool = False) -> DataFrame:
+        cols = [F.from_json(F.col(self.key).cast("string"), T.StructType([T.StructField("payload", key_raw)]))
+                .alias("kp")]
+        if value_raw is not None:
+            # A flattened payload is the row (the added fields are not parsed into it).
+            payload = value_raw if flat else T.StructType([
+                T.StructField("before", value_raw), T.StructField("after", value_raw)])
+            cols.append(F.from_json(F.col(self.value).cast("string"),
+                                    T.StructType([T.StructField("payload", payload)])).alias("vp"))
+        return rows.select("*", *cols)
+
+
+def classify(df: DataFrame, is_flat: Column, options: DecodeOptions, topics: set[str] | None) -> DataFrame:
+    """Records (PROBE_COLUMNS) with the op and lsn of their form, `kind` (ordering), `deleted` and `reason`:
+    why a record is not a change row of a table, null when it is one. `is_flat`: the record's version is
+    flattened (decided once per version, from its schema)."""
+    if "reason" in df.columns:
+        return df
     op = F.when(is_flat, F.coalesce(F.col("flat_op"), F.when(F.col("flat_deleted") | F.col("no_payload"), "d"),
-                                    F.lit("u"))).otherwise(F.col("env_op"))
-    lsn = F.when(is_flat, F.col("flat_lsn")).otherwise(F.col("env_lsn"))
+                                    F.lit("u"))).otherwise(F.col("op"))
+    lsn = F.when(is_flat, F.col("flat_lsn")).otherwise(F.col("lsn"))
     # Deletes: an envelope's `d`, a rewritten flattened delete (`__deleted`), and records without a row: Kafka
     # tombstones and the null value the transform's tombstone mode writes. Those carry no LSN (kind 2, below).
     rowless = F.col("value").isNull() | (is_flat & F.col("no_payload"))
@@ -141,9 +163,7 @@ def decode_changes(raw: DataFrame, options: DecodeOptions | None = None,
     reason = (
         F.when(F.lit(topics is not None) & ~F.col("topic").isin(*(sorted(topics or ()))), F.lit("unknown topic"))
         .when(F.col("key").isNull() & F.col("value").isNull(), F.lit("record without key and value"))
-        .when(F.col("value").isNotNull() & F.col("no_schema"),
-              F.lit("malformed envelope: value is not JSON with schema and payload "
-                    "(value.converter.schemas.enable must be true)"))
+        .when(F.col("malformed").isNotNull(), F.col("malformed"))
         .when(F.col("value").isNotNull() & F.col("op").isNull(), F.lit("malformed envelope: no payload.op"))
         .when(F.col("value").isNotNull() & ~F.col("op").isin("c", "u", "d", "r", "t"),
               F.concat(F.lit("not a row change: op "), F.col("op")))
@@ -151,11 +171,59 @@ def decode_changes(raw: DataFrame, options: DecodeOptions | None = None,
               F.lit("malformed envelope: no source.lsn"))
         .when(F.lit(options.exact) & is_flat & ~F.col("no_payload") & F.col("lsn").isNull(),
               F.lit("flattened record without an LSN"))
-        .when((F.col("op") != "t") & F.col("no_key"), F.lit("no key: table without primary key or malformed key"))
+        .when((F.col("op") != "t") & ~F.col("has_key"), F.lit("no key: table without primary key or malformed key"))
     )
-    checked = (base.select("topic", "partition", "offset", "key", "value", "vh", "kh", op.alias("op"),
-                           lsn.alias("lsn"), "no_payload", "no_schema", "no_key", "flat_deleted")
-               .select("*", kind.alias("kind"), deleted.alias("deleted"), reason.alias("reason")))
+    rest = [c for c in df.columns if c not in ("op", "lsn")]
+    return (df.select(*rest, op.alias("op"), lsn.alias("lsn"))
+            .select("*", kind.alias("kind"), deleted.alias("deleted"), reason.alias("reason")))
+
+
+def decode_changes(raw: DataFrame, options: DecodeOptions | None = None,
+                   topics: set[str] | None = None, fmt: RecordFormat | None = None) -> Decoded:
+    """Decode a batch of Kafka records. `topics`: the table topics expected (others are quarantined);
+    None accepts every topic whose records are Debezium change envelopes or flattened rows (flattened.py).
+    `fmt`: how records are written (default the JsonConverter with schemas; pgcdc.spark.avro.AvroFormat for
+    Confluent's Avro). Raises ConfigError (nothing decoded) for flattened topics that cannot be applied exactly
+    when `options.exact`."""
+    options = options or DecodeOptions()
+    if fmt is None:
+        raw = cloudevents.unwrap(raw)  # CloudEvents JSON records: the envelope inside their `data`
+        fmt = JsonFormat()
+    # Cached for the passes below; the schema texts are not kept (a sample record per version is enough).
+    base = fmt.probe(raw, options).select(*PROBE_COLUMNS).persist()
+    # The form (envelope or flattened) is a property of the schema version: decided once per version below.
+    shaped = base.filter(F.col("malformed").isNull())
+    if topics is not None:
+        shaped = shaped.filter(F.col("topic").isin(*sorted(topics)))
+    versions = (shaped.groupBy("topic", "vh", "kh")
+                .agg(F.first("value").alias("sample_value"), F.first("key").alias("sample_key"),
+                     F.max(_pos(F.col("lsn"), 1, F.col("partition"), F.col("offset"))).alias("newest"),
+                     F.max(_pos(F.col("flat_lsn"), 1, F.col("partition"), F.col("offset"))).alias("newest_flat"),
+                     F.max(F.when(F.col("op") == "t", _pos(F.col("lsn"), 1, F.col("partition"), F.col("offset"))))
+                     .alias("truncate"))
+                .collect())
+    by_topic: dict[str, list[dict[str, Any]]] = {}
+    flat_ids: list[int] = []
+    for row in versions:
+        version = row.asDict()
+        version["vs"], version["ks"] = fmt.schemas(version)
+        del version["sample_value"], version["sample_key"]
+        vs = None if version["vs"] is None else json.loads(version["vs"])
+        version["flat"] = None
+        if vs is not None and flattened.is_flattened(vs):
+            version["flat"] = flattened.shape(vs, options)
+            version["newest"], version["truncate"] = version["newest_flat"], None
+            flat_ids.append(row["vh"])
+        by_topic.setdefault(row["topic"], []).append(version)
+    for topic, rows in sorted(by_topic.items()) if options.exact else ():
+        shapes = [v["flat"] for v in rows if v["flat"] is not None]
+        refused = flattened.refusal(topic, shapes, options) if shapes else None
+        if refused is not None:
+            base.unpersist()
+            raise ConfigError(refused)
+
+    is_flat = F.col("vh").isin(*flat_ids) if flat_ids else F.lit(False)
+    checked = classify(base, is_flat, options, topics)
     bad = checked.filter(F.col("reason").isNotNull()).select("topic", "partition", "offset", "key", "value",
                                                              "reason")
     good = checked.filter(F.col("reason").isNull())
@@ -163,7 +231,7 @@ def decode_changes(raw: DataFrame, options: DecodeOptions | None = None,
     decoded = Decoded()
     quarantined = [bad]
     for topic, rows in by_topic.items():
-        table, bad_rows = _decode_table(good, topic, rows, options)
+        table, bad_rows = _decode_table(good, topic, rows, options, fmt, topics)
         if bad_rows is not None:
             quarantined.append(bad_rows)
         if table is not None:
@@ -193,8 +261,8 @@ def _schema_text(record: bytes | bytearray | None) -> str | None:
     return None if schema is None else json.dumps(schema)
 
 
-def _decode_table(good: DataFrame, topic: str, versions: list[Any],
-                  options: DecodeOptions) -> tuple[TableChanges | None, DataFrame | None]:
+def _decode_table(good: DataFrame, topic: str, versions: list[Any], options: DecodeOptions, fmt: RecordFormat,
+                  topics: set[str] | None) -> tuple[TableChanges | None, DataFrame | None]:
     rows_here = good.filter(F.col("topic") == topic)
     value_versions = [v for v in versions if v["vs"] is not None]
     # The table's newest value schema; truncate-only versions carry no row schema.
@@ -225,10 +293,8 @@ def _decode_table(good: DataFrame, topic: str, versions: list[Any],
             continue  # truncates: no key
         key_codec = row_codec(json.loads(v["ks"]), options)
         if v["vs"] is None:  # tombstones: key only
-            part = rows_here.filter(F.col("vh").isNull() & (F.col("kh") == v["kh"]))
-            parsed = part.select("*", F.from_json(F.col("key").cast("string"),
-                                                  T.StructType([T.StructField("payload", key_codec.raw)])
-                                                  ).alias("kp"))
+            part = classify(fmt.rows(rows_here, v), F.lit(False), options, topics).filter(F.col("reason").isNull())
+            parsed = fmt.parse(part, None, key_codec.raw)
             key_vals, key_err = key_codec.decode(F.col("kp.payload"))
             cols = [F.lit(None).cast(latest.typed[n].dataType).alias(n) for n in latest.names if n not in keys]
             parts.append(_finish(parsed, key_vals, cols + no_list, key_err))
@@ -237,19 +303,11 @@ def _decode_table(good: DataFrame, topic: str, versions: list[Any],
         if after is None:
             continue
         codec = row_codec(after, options)
-        part = rows_here.filter((F.col("vh") == v["vh"]) & (F.col("kh") == v["kh"]) & (F.col("op") != "t"))
-        if v["flat"] is not None:  # the payload is the row (the added fields are not parsed into it)
-            value_type = T.StructType([T.StructField("payload", codec.raw)])
-        else:
-            value_type = T.StructType([T.StructField("payload", T.StructType([
-                T.StructField("before", codec.raw), T.StructField("after", codec.raw)]))])
-        parsed = part.select(
-            "*",
-            F.from_json(F.col("value").cast("string"), value_type).alias("vp"),
-            F.from_json(F.col("key").cast("string"),
-                        T.StructType([T.StructField("payload", key_codec.raw)])).alias("kp"),
-        )
-        image = (F.col("vp.payload") if v["flat"] is not None
+        flat = v["flat"] is not None
+        part = classify(fmt.rows(rows_here, v), F.lit(flat), options, topics)
+        part = part.filter(F.col("reason").isNull() & (F.col("op") != "t"))
+        parsed = fmt.parse(part, codec.raw, key_codec.raw, flat)
+        image = (F.col("vp.payload") if flat
                  else F.when(F.col("op") == "d", F.col("vp.payload.before")).otherwise(F.col("vp.payload.after")))
         err: Column | None = None
         unrepresentable: Column | None = None
@@ -319,7 +377,8 @@ def _finish(parsed: DataFrame, key_vals: list[Column], cols: list[Column], error
         F.col("op").alias(OP), F.col("deleted").alias(DELETED),
         F.col("lsn").alias("__lsn"), F.col("kind").alias("__kind"),
         "partition", "offset",
-        F.col("key").cast("string").alias("__key"),
+        # The key's bytes (not their text: Avro keys are not UTF-8) group a key's events for tombstones.
+        F.col("key").alias("__key"),
         F.col("key").alias("__rkey"), F.col("value").alias("__rvalue"),
         (error if error is not None else F.lit(None).cast("string")).alias("__error"),
     )

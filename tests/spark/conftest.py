@@ -19,9 +19,11 @@ from pyspark.sql import SparkSession
 
 from pgcdc.local import KafkaBroker, PostgresCluster
 from pgcdc.errors import ConfigError
-from pgcdc.spark import local_session
+from pgcdc.local.registry import ApicurioRegistry
+from pgcdc.spark import avro_package, local_session
 from pgcdc.spark.session import kafka_package
-from tests.harness import Running, make_config, read_topic, wait_for
+from tests.harness import Running, make_config, wait_for
+from tests.integration.test_avro_kafka import read_raw
 
 SETUP = [
     "CREATE EXTENSION postgis",
@@ -154,6 +156,7 @@ class Capture:
     dbname: str
     bootstrap: str
     topics: dict[str, str]  # table -> topic
+    registry: str = ""  # the schema registry's URL, when the records are Avro
 
     @property
     def dsn(self) -> str:
@@ -165,9 +168,10 @@ class Capture:
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[SparkSession]:
-    # Spark's own kafka source beside pgcdc_kafka: its jar comes from Maven Central on first use (Ivy cache).
+    # Spark's own kafka source beside pgcdc_kafka, and spark-avro's from_avro: their jars come from Maven Central
+    # on first use (Ivy cache).
     try:
-        session = local_session(packages=[kafka_package()])
+        session = local_session(packages=[kafka_package(), avro_package()])
     except ConfigError as e:
         pytest.fail(str(e), pytrace=False)
     session.sparkContext.setLogLevel("ERROR")
@@ -191,7 +195,7 @@ def run_capture(pg: PostgresCluster, broker: KafkaBroker, setup: list[str], snap
     with Running(config):
         for stmt in stream:
             pg.execute(stmt, dbname)
-        wait_for(lambda: bool(read_topic(broker.bootstrap_servers, f"{prefix}.public.sentinel", timeout=10)),
+        wait_for(lambda: bool(read_raw(broker.bootstrap_servers, f"{prefix}.public.sentinel", timeout=10)),
                  120, "the workload's last event in Kafka")
     return Capture(pg, dbname, broker.bootstrap_servers, {t: f"{prefix}.public.{t}" for t in tables})
 
@@ -214,3 +218,26 @@ def zoo_capture(pg: PostgresCluster, broker: KafkaBroker) -> Capture:
 @pytest.fixture(scope="session")
 def modes_capture(pg: PostgresCluster, broker: KafkaBroker) -> Capture:
     return run_capture(pg, broker, MODES_SETUP, MODES_SNAPSHOT, MODES_STREAM, ("modes",), **MODES_PROPS)
+
+
+# The Avro capture: `capture`'s workload plus a table of TOASTed values, written by pgcdc with Confluent's
+# AvroConverter for keys and values into a real schema registry (Apicurio Registry, Confluent's API).
+AVRO = "io.confluent.connect.avro.AvroConverter"
+BIG = "(SELECT string_agg(md5(g::text || {seed}), '') FROM generate_series(1, 3000) g)"  # ~96 KB, TOASTed
+AVRO_SETUP = [*SETUP, "CREATE TABLE toasty (id int PRIMARY KEY, big text, n int)"]
+AVRO_SNAPSHOT = [*SNAPSHOT, f"INSERT INTO toasty VALUES (1, {BIG.format(seed=1)}, 1), (2, {BIG.format(seed=2)}, 2)"]
+AVRO_STREAM = [
+    f"INSERT INTO toasty VALUES (3, {BIG.format(seed=3)}, 3)",
+    f"UPDATE toasty SET big = {BIG.format(seed=4)} WHERE id = 1",
+    "DELETE FROM toasty WHERE id = 2",
+    *STREAM,
+]
+AVRO_TABLES = (*TABLES, "toasty")
+
+
+@pytest.fixture(scope="session")
+def avro_capture(pg: PostgresCluster, broker: KafkaBroker, registry: ApicurioRegistry) -> Capture:
+    capture = run_capture(pg, broker, AVRO_SETUP, AVRO_SNAPSHOT, AVRO_STREAM, AVRO_TABLES, **{
+        "key.converter": AVRO, "value.converter": AVRO, "converter.schema.registry.url": registry.url})
+    capture.registry = registry.url
+    return capture

@@ -16,10 +16,13 @@ from pyspark.sql import types as T
 
 from pgcdc.errors import ConfigError
 from pgcdc.local import KafkaBroker, PostgresCluster
-from pgcdc.spark import DecodeOptions, apply_changes, decode_changes, read_table, table_path
+from pgcdc.local.registry import ApicurioRegistry
+from pgcdc.spark import AvroFormat, DecodeOptions, ProtobufFormat, apply_changes, decode_changes, read_table
+from pgcdc.spark import table_path
 from pgcdc.spark.verify import verify
 from tests.harness import read_topic
-from tests.spark.conftest import Capture, run_capture
+from tests.spark.conftest import AVRO, Capture, run_capture
+from tests.spark.test_protobuf import PROTOBUF
 
 SETUP = [
     # doc is stored out of line uncompressed (TOAST); REPLICA IDENTITY FULL makes an update that leaves it
@@ -83,6 +86,24 @@ PROPS = {
 @pytest.fixture(scope="module")
 def flat(pg: PostgresCluster, broker: KafkaBroker) -> Capture:
     return run_capture(pg, broker, SETUP, SNAPSHOT, STREAM, (*TABLES, "lossy"), **PROPS)
+
+
+@pytest.fixture(scope="module")
+def flat_avro(pg: PostgresCluster, broker: KafkaBroker, registry: ApicurioRegistry) -> Capture:
+    """The same workload and transforms, keys and values written with Confluent's AvroConverter."""
+    capture = run_capture(pg, broker, SETUP, SNAPSHOT, STREAM, (*TABLES, "lossy"), **PROPS, **{
+        "key.converter": AVRO, "value.converter": AVRO, "converter.schema.registry.url": registry.url})
+    capture.registry = registry.url
+    return capture
+
+
+@pytest.fixture(scope="module")
+def flat_protobuf(pg: PostgresCluster, broker: KafkaBroker, registry: ApicurioRegistry) -> Capture:
+    """Again with Confluent's ProtobufConverter (no column here is ever null: proto3 would lose it)."""
+    capture = run_capture(pg, broker, SETUP, SNAPSHOT, STREAM, (*TABLES, "lossy"), **PROPS, **{
+        "key.converter": PROTOBUF, "value.converter": PROTOBUF, "converter.schema.registry.url": registry.url})
+    capture.registry = registry.url
+    return capture
 
 
 def read(spark: SparkSession, capture: Capture, tables: tuple[str, ...], **options: str) -> DataFrame:
@@ -165,3 +186,32 @@ def test_a_config_that_is_not_exact_is_refused(spark: SparkSession, flat: Captur
     # asked for it, the same records are applied in Kafka offset order (right here: one batch, no replays)
     assert apply_changes(spark, decode_changes(raw, DecodeOptions(exact=False)), tmp_path, "parquet") == {}
     assert_exact(flat, tmp_path, "parquet", ("lossy", "moves"))
+
+
+@pytest.mark.parametrize("decoder", ["spark", "arrow"])
+def test_avro_flattened_equal_postgres(spark: SparkSession, flat_avro: Capture, tmp_path: Path,
+                                       decoder: str) -> None:
+    """Flattened rows in Confluent's Avro: the same tables and types; the lossy topic refused the same way."""
+    raw = read(spark, flat_avro, TABLES)
+    assert {bytes(r[0][:1]) for r in raw.select("value").collect()} == {b"\x00"}
+    fmt = AvroFormat(flat_avro.registry, decoder=decoder)
+    assert apply_changes(spark, decode_changes(raw, fmt=fmt), tmp_path, "parquet") == {}
+    assert_exact(flat_avro, tmp_path, "parquet")
+    items = read_table(spark, table_path(tmp_path, flat_avro.topics["items"]), "parquet")
+    assert [(f.name, f.dataType) for f in items.schema.fields if not f.name.startswith("_pgcdc")] == [
+        ("id", T.IntegerType()), ("v", T.StringType()), ("n", T.DecimalType(10, 2)), ("doc", T.StringType())]
+    with pytest.raises(ConfigError, match=r"lossy: flattened records \(ExtractNewRecordState\) cannot be applied"):
+        decode_changes(read(spark, flat_avro, ("lossy",)), fmt=fmt)
+
+
+def test_protobuf_flattened_equal_postgres(spark: SparkSession, flat_protobuf: Capture, tmp_path: Path) -> None:
+    raw = read(spark, flat_protobuf, TABLES)
+    assert {bytes(r[0][:1]) for r in raw.select("value").collect()} == {b"\x00"}
+    fmt = ProtobufFormat(flat_protobuf.registry)
+    assert apply_changes(spark, decode_changes(raw, fmt=fmt), tmp_path, "parquet") == {}
+    assert_exact(flat_protobuf, tmp_path, "parquet")
+    items = read_table(spark, table_path(tmp_path, flat_protobuf.topics["items"]), "parquet")
+    assert [(f.name, f.dataType) for f in items.schema.fields if not f.name.startswith("_pgcdc")] == [
+        ("id", T.IntegerType()), ("v", T.StringType()), ("n", T.DecimalType(10, 2)), ("doc", T.StringType())]
+    with pytest.raises(ConfigError, match=r"lossy: flattened records \(ExtractNewRecordState\) cannot be applied"):
+        decode_changes(read(spark, flat_protobuf, ("lossy",)), fmt=fmt)
