@@ -38,7 +38,7 @@ def apply_delta_spark(spark: SparkSession, changes: TableChanges, path: Path) ->
     this stream)."""
     state = _load_state(path)
     schema, new, _changed = _plan(changes, state)
-    batch = _batch_rows(changes, schema, new)
+    batch = _batch_rows(changes, schema, new, {})  # no TOAST placeholders among these events
     if not (path / "_delta_log").exists():
         batch.write.format("delta").save(str(path))
     else:

@@ -241,7 +241,7 @@ def _transforms_section() -> list[str]:
 
 def _converters() -> list[str]:
     from pgcdc.converters import settings as cs
-    from pgcdc.converters.meaning import MEANING
+    from pgcdc.converters.meaning import CLASS_MEANING, MEANING
 
     out = [
         "",
@@ -264,6 +264,14 @@ def _converters() -> list[str]:
         "A schema version is compiled and registered once per subject and process. While the registry cannot be",
         "reached or refuses a schema, the record waits: pgcdc retries with a growing pause (up to 30 s) and logs",
         "one line per attempt; nothing after it is written or confirmed.",
+        "",
+        "Confluent's JsonSchemaConverter (`io.confluent.connect.json.JsonSchemaConverter`) writes byte 0, the",
+        "4-byte schema id and the value as JSON (the JsonConverter payload: bytes and decimals base64); the",
+        "schema registered (schemaType JSON, under the subject strategy's name) is the JSON Schema Confluent's",
+        "JsonSchemaData derives (`connect.type`, `connect.index`, `connect.version`, `connect.parameters`, the",
+        "Connect name as `title`, optional schemas as `oneOf` with null), with its member order. Compared with",
+        "Confluent 7.0.16's converter, built from its source, on the recorded records",
+        "(tests/unit/test_confluent_jsonschema.py).",
         "",
         "StringConverter writes `String.valueOf(value)` as Kafka Connect does: for Debezium's structs that is",
         "`Struct.toString()` (`Struct{after=Struct{id=1,name=x},op=c,...}`: null fields left out, defaults not",
@@ -288,6 +296,14 @@ def _converters() -> list[str]:
         "`apicurio.registry.use-id=globalId` with `apicurio.registry.id-handler=...Legacy8ByteIdHandler`. As",
         "Apicurio's resolver: auto-register first, else find-latest, else the schema must be registered already.",
         "",
+        "Apicurio's ExtJsonConverter (`io.apicurio.registry.utils.converter.ExtJsonConverter`, same serde) writes",
+        "`{\"schemaId\":<content id>,\"payload\":<the value as JsonConverter without schema>}` and registers the",
+        "Connect schema, as JsonConverter's JSON, as a `KCONNECT` artifact (same artifact names and resolution",
+        "order) through Apicurio's v3 API; the id is always the content id in the record, never in headers",
+        "(compared with Apicurio 3.0.9's own class in tests/unit/test_apicurio_ext_json.py). Apicurio 3.0.9 has no",
+        "`io.apicurio.registry.utils.converter.JsonConverter`; its `ProtobufConverter` is in no release up to",
+        "3.3.1 (docs/compatibility.md).",
+        "",
         "| class | sides | option | meaning |",
         "| --- | --- | --- | --- |",
     ]
@@ -295,7 +311,8 @@ def _converters() -> list[str]:
         sides = ", ".join(side for side, classes in cs._SIDE_CLASSES.items() if cls in classes)
         for i, name in enumerate(sorted(options)):
             first = cls if i == 0 else ""
-            out.append(f"| {first} | {sides if i == 0 else ''} | `{name}` | {_cell(MEANING.get(name, ''))} |")
+            meaning = CLASS_MEANING.get((cls, name)) or MEANING.get(name, "")
+            out.append(f"| {first} | {sides if i == 0 else ''} | `{name}` | {_cell(meaning)} |")
     out += ["", "Not supported yet (refused): " + ", ".join(f"`{c}`" for c in sorted(cs.NOT_YET)) + "."]
     return out
 

@@ -40,7 +40,7 @@ class Converter(Protocol):
 def make_converter(spec: ConverterSpec, stopping: Callable[[], bool] = lambda: False) -> Converter:
     """The converter a validated spec names (JsonConverter only as a delegate or a header converter: keys and
     values are the envelope's own JsonConverter output)."""
-    from pgcdc.converters.settings import APICURIO_AVRO, AVRO, CLOUDEVENTS, PROTOBUF
+    from pgcdc.converters.settings import APICURIO_AVRO, APICURIO_JSON, AVRO, CLOUDEVENTS, JSONSCHEMA, PROTOBUF
     from pgcdc.converters.simple import make_simple
 
     if spec.cls == AVRO:
@@ -51,6 +51,10 @@ def make_converter(spec: ConverterSpec, stopping: Callable[[], bool] = lambda: F
         from pgcdc.converters.apicurio import ApicurioAvroConverter
 
         return ApicurioAvroConverter(spec, stopping)
+    if spec.cls == APICURIO_JSON:
+        from pgcdc.converters.apicurio_json import ApicurioExtJsonConverter
+
+        return ApicurioExtJsonConverter(spec, stopping)
     if spec.cls == CLOUDEVENTS:
         from pgcdc.converters.cloudevents import CloudEventsConverter
 
@@ -59,6 +63,10 @@ def make_converter(spec: ConverterSpec, stopping: Callable[[], bool] = lambda: F
         from pgcdc.converters.protobuf import ProtobufConverter
 
         return ProtobufConverter(spec, stopping)
+    if spec.cls == JSONSCHEMA:
+        from pgcdc.converters.jsonschema import JsonSchemaConverter
+
+        return JsonSchemaConverter(spec, stopping)
     converter = make_simple(spec, lambda delegate: make_converter(delegate, stopping))
     if converter is None:
         raise AssertionError(f"no converter is built for {spec.cls}")

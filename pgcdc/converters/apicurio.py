@@ -25,7 +25,7 @@ import logging
 import struct
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 import fastavro
@@ -49,6 +49,24 @@ FOUR_BYTES = "io.apicurio.registry.serde.Default4ByteIdHandler"
 EIGHT_BYTES = "io.apicurio.registry.serde.Legacy8ByteIdHandler"
 _FRAME = {FOUR_BYTES: struct.Struct(">bI"), EIGHT_BYTES: struct.Struct(">bq")}
 MAX_PAUSE_S = 30.0
+T = TypeVar("T")
+
+
+def retrying(base: str, artifact: str, stopping: Callable[[], bool], call: Callable[[], T]) -> T:
+    """`call()` until the registry answers: a registry that is down or refuses the schema holds the stream (a
+    stop ends the wait with one line)."""
+    pause = 0.5
+    while True:
+        try:
+            return call()
+        except Exception as exc:
+            reason = " ".join(str(exc).split())[:300] or type(exc).__name__
+            if stopping():
+                raise SinkError(f"Apicurio Registry {base}: artifact {artifact}: {reason}") from None
+            log.warning("Apicurio Registry %s: artifact %s: %s; records wait, retrying in %.1f s", base, artifact,
+                        reason, pause)
+            time.sleep(pause)
+            pause = min(pause * 2, MAX_PAUSE_S)
 
 
 def registry_base(url: str) -> str:
@@ -108,21 +126,11 @@ class ApicurioAvroConverter:
         return f"{topic}-{'key' if self.is_key else 'value'}"
 
     def schema_id(self, artifact: str, text: str) -> tuple[int, str]:
-        """(the id records carry, the schema text they are written with), retried until the registry answers:
-        a registry that is down or refuses the schema holds the stream."""
-        pause = 0.5
-        while True:
-            try:
-                self.registrations += 1
-                return self._schema_id(artifact, text)
-            except Exception as exc:
-                reason = " ".join(str(exc).split())[:300] or type(exc).__name__
-                if self.stopping():
-                    raise SinkError(f"Apicurio Registry {self.base}: artifact {artifact}: {reason}") from None
-                log.warning("Apicurio Registry %s: artifact %s: %s; records wait, retrying in %.1f s", self.base,
-                            artifact, reason, pause)
-                time.sleep(pause)
-                pause = min(pause * 2, MAX_PAUSE_S)
+        """(the id records carry, the schema text they are written with), retried until the registry answers."""
+        def call() -> tuple[int, str]:
+            self.registrations += 1
+            return self._schema_id(artifact, text)
+        return retrying(self.base, artifact, self.stopping, call)
 
     def _schema_id(self, artifact: str, text: str) -> tuple[int, str]:
         schema = Schema(text, "AVRO")
@@ -164,7 +172,7 @@ class PreparedApicurio:
             raise SinkError(f"{conv.side}.converter: {APICURIO_AVRO} needs the record's schema")
         self.conv = conv
         self.text = avro_schema_text(schema)
-        self.datum = datum_function(schema) or (lambda v: v)
+        self.datum = datum_function(schema)  # None: JsonConverter's form is already fastavro's datum
         self.topics: dict[str, tuple[bytes, Any, tuple[tuple[str, bytes], ...]]] = {}
 
     def _topic(self, topic: str) -> tuple[bytes, Any, tuple[tuple[str, bytes], ...]]:
@@ -187,5 +195,6 @@ class PreparedApicurio:
         entry = self.topics.get(topic) or self._topic(topic)
         out = io.BytesIO()
         out.write(entry[0])
-        fastavro.schemaless_writer(out, entry[1], self.datum(value))
+        datum = self.datum
+        fastavro.schemaless_writer(out, entry[1], value if datum is None else datum(value))
         return out.getvalue()

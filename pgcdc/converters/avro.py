@@ -9,18 +9,26 @@ per subject in this process.
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from typing import Any
 
 import fastavro
 from confluent_kafka.serialization import SerializationContext
 
 from pgcdc.converters.avro_schema import avro_schema_text, datum_function, writer_schema
+from pgcdc.converters.settings import ConverterSpec
 from pgcdc.converters.subjects import HEADER, RegistryConverter
 from pgcdc.errors import SinkError
 
 
 class AvroConverter(RegistryConverter):
     schema_type = "AVRO"
+
+    def __init__(self, spec: ConverterSpec, stopping: Callable[[], bool] = lambda: False) -> None:
+        super().__init__(spec, stopping)
+        # Wire header (magic byte, schema id) -> the parsed schema written with it: a reader of this process's
+        # records (the embedded Event view of CloudEvents) reads them with it, without asking the registry.
+        self.written: dict[bytes, Any] = {}
 
     def prepare(self, schema: dict[str, Any] | None) -> PreparedAvro:
         return PreparedAvro(self, schema)
@@ -38,7 +46,7 @@ class PreparedAvro:
         self.conv = conv
         self.connect_schema = schema
         self.text = avro_schema_text(schema)
-        self.datum = datum_function(schema) or (lambda v: v)
+        self.datum = datum_function(schema)  # None: JsonConverter's form is already fastavro's datum
         self.record_name = schema.get("name")
         self.subjects: dict[str, tuple[bytes, Any]] = {}  # topic -> (wire header, parsed writer schema)
 
@@ -50,6 +58,7 @@ class PreparedAvro:
         schema_id, text = conv.schema_id(subject, self.text)
         parsed = fastavro.parse_schema(writer_schema(text))
         entry = self.subjects[topic] = (HEADER.pack(0, schema_id), parsed)
+        conv.written[entry[0]] = parsed
         return entry
 
     def __call__(self, topic: str, value: Any) -> bytes | None:
@@ -61,6 +70,7 @@ class PreparedAvro:
         header, parsed = entry
         out = io.BytesIO()
         out.write(header)
-        fastavro.schemaless_writer(out, parsed, self.datum(value))
+        datum = self.datum
+        fastavro.schemaless_writer(out, parsed, value if datum is None else datum(value))
         return out.getvalue()
 

@@ -249,7 +249,8 @@ def _float(v: Any) -> Any:
 
 
 def datum_function(s: dict[str, Any]) -> Datum | None:
-    """JsonConverter's JSON form of a value of `s` -> the datum fastavro writes (None: the value as it is)."""
+    """JsonConverter's JSON form of a value of `s` -> the datum fastavro writes (None: the value as it is). A
+    struct's fields are changed in place: the value is the caller's own, freshly parsed."""
     t = s["type"]
     if t in ("float", "double"):
         return _float
@@ -282,8 +283,7 @@ def datum_function(s: dict[str, Any]) -> Datum | None:
         def struct_datum(v: Any) -> Any:
             if v is None:
                 return None
-            if work:
-                v = dict(v)
+            if work:  # in place: the value is the sink's own, parsed from the record's JSON for this call
                 for name, fn in work:
                     x = v.get(name)
                     if x is not None:

@@ -85,6 +85,19 @@ MEANING: dict[str, str] = {
     "wrapper.for.raw.primitives": "no effect (pgcdc's records are structs, never raw primitives)",
     "skip.known.types": "only `true`, the default (well-known imports are not registered as references)",
     "reference.lookup.only": "only `false`, the default",
+    "object.additional.properties": "JsonSchemaConverter: false writes `\"additionalProperties\":false` in every "
+                                    "object schema (default true)",
+    "use.optional.for.nonrequired": "JsonSchemaConverter: no effect (reading only)",
+    "json.fail.invalid.schema": "JsonSchemaConverter: only `false`, the default (with true Confluent's own fails "
+                                "records holding a decimal, base64 against its `number` schema, or a NaN)",
+    "json.indent.output": "JsonSchemaConverter: only `false`, the default (compact JSON)",
+    "json.write.dates.iso8601": "JsonSchemaConverter: no effect (Connect values hold no Java dates by then)",
+    "json.schema.spec.version": "JsonSchemaConverter: no effect (the schema comes from the Connect schema)",
+    "json.oneof.for.nullables": "JsonSchemaConverter: no effect (as json.schema.spec.version)",
+    "json.default.property.inclusion": "JsonSchemaConverter: not supported yet",
+    "json.fail.unknown.properties": "JsonSchemaConverter: no effect (reading only)",
+    "json.key.type": "JsonSchemaConverter: no effect (reading only)",
+    "json.value.type": "JsonSchemaConverter: no effect (reading only)",
     _A + "url": "required; the registry's v2 or v3 API URL (or its root); pgcdc talks to "
                 "its Confluent-compatible API (`/apis/ccompat/v7`) under the same root",
     _A + "auto-register": "register the record's schema as a version of its artifact (default false: the "
@@ -109,4 +122,20 @@ MEANING: dict[str, str] = {
     _A + "retry-backoff-ms": "no effect (as retry-count)",
     _A + "avro.encoding": "only `BINARY`, the default",
     _A + "serde.validation-enabled": "no effect (pgcdc writes values of their own schema)",
+}
+
+_EXT_JSON = "io.apicurio.registry.utils.converter.ExtJsonConverter"
+_NO_EFFECT = "no effect: ExtJsonConverter reads it but writes the content id in `schemaId` (as Apicurio 3.0.9's)"
+# Where one class gives an option another meaning than MEANING's.
+CLASS_MEANING: dict[tuple[str, str], str] = {
+    (_EXT_JSON, _A + "url"): "required; the registry's v2 or v3 API URL (or its root); pgcdc talks to its v3 API "
+                             "under the same root (a KCONNECT artifact has no Confluent-compatible form)",
+    (_EXT_JSON, _A + "auto-register"): "register the record's schema (the Connect schema as JsonConverter's JSON, "
+                                       "artifact type KCONNECT) as a version of its artifact (default false: the "
+                                       "schema must already be registered, found by content)",
+    (_EXT_JSON, _A + "use-id"): _NO_EFFECT,
+    (_EXT_JSON, _A + "id-handler"): _NO_EFFECT,
+    (_EXT_JSON, _A + "headers.enabled"): _NO_EFFECT + "; no Kafka headers are written",
+    (_EXT_JSON, "schemas.enable"): "no effect: the payload is written without its schema (the registry holds it)",
+    (_EXT_JSON, "replace.null.with.default"): "the payload's JsonConverter option (default true)",
 }

@@ -28,19 +28,24 @@ BOOLEAN = "org.apache.kafka.connect.converters.BooleanConverter"
 AVRO = "io.confluent.connect.avro.AvroConverter"
 CLOUDEVENTS = "io.debezium.converters.CloudEventsConverter"
 PROTOBUF = "io.confluent.connect.protobuf.ProtobufConverter"
-REGISTRY_CLASSES = (AVRO, PROTOBUF)
+JSONSCHEMA = "io.confluent.connect.json.JsonSchemaConverter"
+REGISTRY_CLASSES = (AVRO, PROTOBUF, JSONSCHEMA)
 APICURIO_AVRO = "io.apicurio.registry.utils.converter.AvroConverter"
+APICURIO_JSON = "io.apicurio.registry.utils.converter.ExtJsonConverter"
+APICURIO_CLASSES = (APICURIO_AVRO, APICURIO_JSON)
 SIDES = ("key", "value", "header")
 ENGINE_PREFIX = "converter."
 PREFIXES = (*(f"{side}.converter." for side in SIDES), ENGINE_PREFIX)
 
 # Classes users name that pgcdc does not write yet: refused with one line.
 NOT_YET = frozenset({
-    "io.confluent.connect.json.JsonSchemaConverter",
-    "io.apicurio.registry.utils.converter.ExtJsonConverter",
-    "io.apicurio.registry.utils.converter.JsonConverter",
     "io.apicurio.registry.utils.converter.ProtobufConverter",
 })
+
+# Class names users may expect that no release has: refused with what to use instead.
+NO_SUCH_CLASS = {"io.apicurio.registry.utils.converter.JsonConverter":
+                 "no such class in Apicurio Registry's converters (3.0.9 to 3.3.1); its JSON converter is "
+                 + APICURIO_JSON}
 
 Check = Callable[[str], Any]
 
@@ -103,6 +108,10 @@ def _class(v: str) -> str:
     cls = v.strip()
     if cls in NOT_YET:
         raise ValueError(f"{cls} is not supported yet")
+    if cls in NO_SUCH_CLASS:
+        raise ValueError(NO_SUCH_CLASS[cls])
+    if cls in APICURIO_CLASSES:  # they would need the record's JSON text, which a delegate is not handed
+        raise ValueError(f"{cls} is not supported yet as a delegate")
     if cls not in OPTIONS or cls in (SIMPLE_HEADER, DBZ_BINARY, DBZ_BYTE_ARRAY):
         raise ValueError("not a converter class pgcdc can delegate to")
     return cls
@@ -161,6 +170,16 @@ OPTIONS: dict[str, dict[str, Check]] = {
                "optional.for.proto2": _only("false"), "wrapper.for.nullables": _only("false"),
                "wrapper.for.raw.primitives": _bool, "skip.known.types": _only("true"),
                "reference.lookup.only": _only("false")},
+    # JsonSchemaConverter 7.0.16 reads JsonSchemaDataConfig, KafkaJsonSchemaSerializerConfig and its deserializer's
+    # config; the value is written from the envelope's JsonConverter payload, which is BASE64 decimals and
+    # compact JSON, and never validated against the schema (json.fail.invalid.schema: Confluent's then fails
+    # records holding a decimal or a NaN).
+    JSONSCHEMA: {**_COMMON, **REGISTRY, **_SERDE, "object.additional.properties": _bool,
+                 "use.optional.for.nonrequired": _bool, "schemas.cache.size": _int, "decimal.format": _only("base64"),
+                 "json.fail.invalid.schema": _only("false"), "json.indent.output": _only("false"),
+                 "json.write.dates.iso8601": _bool, "json.schema.spec.version": _any, "json.oneof.for.nullables": _bool,
+                 "json.default.property.inclusion": _not_yet, "json.fail.unknown.properties": _bool,
+                 "json.key.type": _any, "json.value.type": _any},
     CLOUDEVENTS: {**_COMMON, "serializer.type": _only("json", "avro"), "data.serializer.type": _only("json", "avro"),
                   "extension.attributes.enable": _bool, "schema.cloudevents.name": _any,
                   "schema.name.adjustment.mode": _only("none", "avro", "avro_unicode"),
@@ -197,20 +216,27 @@ def _use_id(v: str) -> str:
     return v
 
 
-OPTIONS[APICURIO_AVRO] = {
+# What Apicurio's serde reads for both of its converters (SerdeConfig, SchemaResolverConfig, KafkaSerdeConfig).
+_APICURIO_SERDE: dict[str, Check] = {
     **_COMMON, _A + "url": _any, _A + "auto-register": _bool, _A + "find-latest": _bool,
     _A + "use-id": _use_id, _A + "id-handler": _id_handler, _A + "artifact-resolver-strategy": _apicurio_strategy,
     _A + "headers.enabled": _bool, _A + "auth.username": _any, _A + "auth.password": _any,
     _A + "artifact.artifact-id": _any, _A + "artifact.group-id": _only("default"),
     _A + "auto-register.if-exists": _only("find_or_create_version"), _A + "cache-latest": _bool,
     _A + "check-period-ms": _int, _A + "retry-count": _int, _A + "retry-backoff-ms": _int,
-    _A + "avro.encoding": _only("binary"), _A + "serde.validation-enabled": _bool,
+    _A + "serde.validation-enabled": _bool,
+}
+OPTIONS[APICURIO_AVRO] = {
+    **_APICURIO_SERDE, _A + "avro.encoding": _only("binary"),
     "connect.meta.data": _only("true"), "enhanced.avro.schema.support": _only("false"), "schemas.cache.config": _int,
     "schemas.enable": _any,  # JsonConverter's, handed to every converter by `converter.*`
 }
+# ExtJsonConverter hands its options to the JsonConverter writing the payload (schemas.enable forced false).
+OPTIONS[APICURIO_JSON] = {**_APICURIO_SERDE, **{k: v for k, v in OPTIONS[JSON].items() if k != "schemas.enable"},
+                          "schemas.enable": _any}
 _SIMPLE = (STRING, BYTE_ARRAY, DBZ_BINARY, DBZ_BYTE_ARRAY, *NUMBERS, BOOLEAN)
-_SIDE_CLASSES = {"key": (JSON, AVRO, PROTOBUF, APICURIO_AVRO, CLOUDEVENTS, *_SIMPLE),
-                 "value": (JSON, AVRO, PROTOBUF, APICURIO_AVRO, CLOUDEVENTS, *_SIMPLE),
+_SIDE_CLASSES = {"key": (JSON, AVRO, PROTOBUF, JSONSCHEMA, *APICURIO_CLASSES, CLOUDEVENTS, *_SIMPLE),
+                 "value": (JSON, AVRO, PROTOBUF, JSONSCHEMA, *APICURIO_CLASSES, CLOUDEVENTS, *_SIMPLE),
                  "header": (JSON, SIMPLE_HEADER, *_SIMPLE)}
 _DELEGATE = "delegate.converter.type."
 
@@ -250,7 +276,7 @@ class ConverterSpec:
         (true by default); StringConverter writes Struct.toString, which reads the fields as they are (measured);
         Debezium's binary converters write a struct with their delegate; every other converter reads fields
         through Struct.get, which returns the default."""
-        if self.cls == JSON:
+        if self.cls in (JSON, APICURIO_JSON):  # ExtJsonConverter writes its payload with a JsonConverter
             return bool(self.get("replace.null.with.default", True))
         if self.delegate is not None:
             return self.delegate.replace_null_with_default
@@ -272,6 +298,8 @@ def converter_specs(classes: Mapping[str, str], props: Mapping[str, str]) -> dic
         cls = classes.get(side) or JSON
         if cls in NOT_YET:
             raise ConfigError(f"{prop}: {cls} is not supported yet")
+        if cls in NO_SUCH_CLASS:
+            raise ConfigError(f"{prop}: {cls}: {NO_SUCH_CLASS[cls]}")
         if cls not in OPTIONS:
             raise ConfigError(f"{prop}: unknown converter class {cls!r}")
         if cls not in _SIDE_CLASSES[side]:
@@ -292,7 +320,7 @@ def converter_specs(classes: Mapping[str, str], props: Mapping[str, str]) -> dic
             raise ConfigError(f"{prefix}schema.registry.url: required by {cls}")
         if cls == CLOUDEVENTS:
             _check_cloudevents(spec, prefix)
-        if cls == APICURIO_AVRO and not spec.get(_A + "url"):
+        if cls in APICURIO_CLASSES and not spec.get(_A + "url"):
             raise ConfigError(f"{prefix}{_A}url: required by {cls}")
         specs[side] = spec
     for name, (full, _) in engine.items():
@@ -330,7 +358,7 @@ def _checked(cls: str, raw: Mapping[str, tuple[str, str]]) -> list[tuple[str, An
                     raise ConfigError(f"{full}: is not supported yet by {cls}")
         if check is None:
             if ((name.startswith(_REGISTRY_NOT_YET) and cls in REGISTRY_CLASSES)
-                    or (name.startswith(_APICURIO_NOT_YET) and cls == APICURIO_AVRO)):
+                    or (name.startswith(_APICURIO_NOT_YET) and cls in APICURIO_CLASSES)):
                 raise ConfigError(f"{full}: is not supported yet by {cls}")
             raise ConfigError(f"{full}: unknown option {name!r} of {cls}")
         try:

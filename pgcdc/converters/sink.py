@@ -2,10 +2,10 @@
 
 The envelope writes each record as JsonConverter with schemas would (`{"schema":…,"payload":…}`), on its
 templates; this sink splits those bytes, keeps one prepared converter per schema JSON (the bytes are the same
-for every record of a schema version, so the dict lookup is the only per-record cost before the payload is
-parsed) and hands the converted key and value to the real sink. Headers are JsonConverter's with their schema
-(`__debezium.*` headers and those transforms add) until here; with another header converter each is converted
-the same way, one prepared converter per header schema.
+for every record of a schema version, so a comparison with the last record's schema, or else a dict lookup, is
+the only per-record cost before the payload is parsed) and hands the converted key and value to the real sink.
+Headers are JsonConverter's with their schema (`__debezium.*` headers and those transforms add) until here;
+with another header converter each is converted the same way, one prepared converter per header schema.
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ def split_json(data: bytes) -> tuple[bytes, bytes]:
 
 
 class _Side:
-    __slots__ = ("converter", "current", "headers", "name", "prepared", "side")
+    __slots__ = ("converter", "current", "headers", "last", "last_prepared", "name", "prepared", "raw", "side",
+                 "text")
 
     def __init__(self, converter: Converter, side: str) -> None:
         self.converter = converter
@@ -43,7 +44,15 @@ class _Side:
         self.prepared: dict[bytes, Prepared] = {}
         # A converter reading the record's headers (CloudEvents metadata from headers) gets them as a third argument.
         self.headers = bool(getattr(converter, "wants_headers", False))
+        # A converter writing the payload's JSON as it is (JsonSchemaConverter) gets the bytes, unparsed.
+        self.raw = bool(getattr(converter, "raw_payload", False))
         self.current: Any = None  # the last record's prepared schema: its Kafka headers, for a converter writing some
+        # `{"schema":<the last record's schema>,"payload":` and its prepared converter: consecutive records mostly
+        # share a schema, and a prefix comparison costs less than cutting out and hashing the schema's bytes.
+        self.last = b""
+        self.last_prepared: Any = None
+        # A converter writing JSON itself (Apicurio's ExtJsonConverter) takes the schema and payload text unparsed.
+        self.text = bool(getattr(converter, "takes_json", False))
 
     def written(self, topic: str) -> Headers:
         """The Kafka headers the converter wrote for the last record (Apicurio's ids with headers.enabled)."""
@@ -53,19 +62,30 @@ class _Side:
         if data is None:
             self.current = None
             return None
-        schema, payload = split_json(data)
-        prepared = self.prepared.get(schema)
-        if prepared is None:  # a new schema version: compiled (and, on first use per subject, registered) once
-            try:
-                prepared = self.converter.prepare(orjson.loads(schema))
-            except PgcdcError:
-                raise
-            except Exception as exc:
-                raise ConversionError(f"{self.side}.converter: topic {topic}: no {self.name} form of its schema: "
-                                      f"{exc}") from None
-            self.prepared[schema] = prepared
+        last = self.last
+        if last and data.startswith(last):
+            # The schema is one JSON object: a record starting with the last one's schema and `,"payload":` has
+            # exactly that schema. orjson reads the payload in place (a memoryview: no copy).
+            prepared = self.last_prepared
+            payload: bytes | memoryview = memoryview(data)[len(last):-1]
+        else:
+            schema, payload = split_json(data)
+            prepared = self.prepared.get(schema)
+            if prepared is None:  # a new schema version: compiled (and, on first use per subject, registered) once
+                try:
+                    prepared = self.converter.prepare(schema if self.text else orjson.loads(schema))
+                except PgcdcError:
+                    raise
+                except Exception as exc:
+                    raise ConversionError(f"{self.side}.converter: topic {topic}: no {self.name} form of its "
+                                          f"schema: {exc}") from None
+                self.prepared[schema] = prepared
+            self.last = _START + schema + _PAYLOAD
+            self.last_prepared = prepared
         self.current = prepared
         try:
+            if self.raw or self.text:  # JsonSchemaConverter, ExtJsonConverter: the payload's JSON as it is
+                return prepared(topic, bytes(payload))
             if self.headers:
                 return prepared(topic, orjson.loads(payload), headers)  # type: ignore[call-arg]
             return prepared(topic, orjson.loads(payload))

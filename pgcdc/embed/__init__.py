@@ -76,6 +76,12 @@ class Engine:
         self._seen: dict[str, Any] = {"transforms": None, "converters": None}
         self._custom_sink = sink is not None
         self.connector = Connector(self.config, sink=sink or _EngineSink(self), offsets=offsets)
+        # CloudEvents records: the reader of their attributes (the rest of the view reads the Connect form).
+        self._cloudevents: Callable[[bytes], dict[str, Any]] | None = None
+        if self.connector.converters[1] is not None:
+            from pgcdc.embed.cloudevents import cloudevents_reader
+
+            self._cloudevents = cloudevents_reader(self.connector.converters[1])
 
     # -- life cycle ----------------------------------------------------------------------------------
     def start(self, timeout: float = 120) -> Engine:

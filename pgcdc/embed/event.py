@@ -48,6 +48,7 @@ class Event:
     `payload`. As captured: `kind`, `op`, `source`, `lsn`, `schema`, `table`. Typed (Python values: Decimal,
     datetime, date, time, timedelta, UUID, bytes — decoded through the record's own Connect schema; without
     schemas, the JSON values): `before`/`after`/`key_values`, and `data`/`key_data` whatever the shape.
+    CloudEvents records (CloudEventsConverter): `cloudevent`, the event's attributes.
     """
 
     __slots__ = ("__dict__", "_captured", "_engine", "_form_key", "_form_value", "headers", "key", "kind",
@@ -95,6 +96,15 @@ class Event:
     def payload(self) -> Any:
         """The value without its Connect schema (the envelope for untransformed change events)."""
         return _payload(self.value_json)
+
+    @cached_property
+    def cloudevent(self) -> dict[str, Any] | None:
+        """The attributes of the CloudEvent that CloudEventsConverter wrote as `value` (`id`, `source`,
+        `specversion`, `type`, `time`, `datacontenttype`, `dataschema`, the `iodebezium*` extensions), without
+        its `data`; None for any other record (and for the keys, tombstones and metadata records the converter
+        writes as null)."""
+        read = self._engine._cloudevents if self._engine is not None else None
+        return read(self.value) if read is not None and self.value is not None else None
 
     # -- as captured --------------------------------------------------------------------------------------
     @cached_property

@@ -24,6 +24,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from pgcdc.spark.changes import DELETED, OP, POS, QUARANTINE_SCHEMA, Decoded, TableChanges
+from pgcdc.spark.toast import PLACEHOLDER, Test, placeholder_tests
 
 STATE = "_pgcdc_state.json"
 
@@ -72,11 +73,27 @@ def _align(df: DataFrame, schema: T.StructType) -> DataFrame:
     return df.select(*cols, F.col(POS), F.col(DELETED))
 
 
-def _latest_per_key(df: DataFrame, keys: tuple[str, ...]) -> DataFrame:
+def _latest_per_key(df: DataFrame, keys: tuple[str, ...], unavailable: dict[str, Test]) -> DataFrame:
+    """Each key's newest row. A value that is the unchanged-TOAST placeholder is the key's newest real value of
+    that column instead, when one is there from after the key's last delete (toast.py)."""
     others = [c for c in df.columns if c not in keys]
-    folded = df.groupBy(*[F.col(f"`{k}`") for k in keys]).agg(
-        F.max_by(F.struct(*[F.col(f"`{c}`") for c in others]), F.col(POS)).alias("__row"))
-    return folded.select(*[F.col(f"`{k}`") for k in keys], *[F.col("__row").getField(c).alias(c) for c in others])
+    aggs = [F.max_by(F.struct(*[F.col(f"`{c}`") for c in others]), F.col(POS)).alias("__row")]
+    if unavailable:
+        live = ~F.col(DELETED)
+        aggs.append(F.max(F.when(F.col(DELETED), F.col(POS))).alias("__gone"))
+        aggs += [F.max_by(F.struct(F.col(POS).alias("p"), F.col(f"`{c}`").alias("v")),
+                          F.when(live & ~test(F.col(f"`{c}`")), F.col(POS))).alias(f"__known{i}")
+                 for i, (c, test) in enumerate(unavailable.items())]
+    folded = df.groupBy(*[F.col(f"`{k}`") for k in keys]).agg(*aggs)
+    cols = []
+    for c in others:
+        value = F.col("__row").getField(c)
+        if c in unavailable:
+            known = F.col(f"__known{list(unavailable).index(c)}")
+            usable = known.isNotNull() & (F.col("__gone").isNull() | (known.getField("p") > F.col("__gone")))
+            value = F.when(unavailable[c](value) & usable, known.getField("v")).otherwise(value)
+        cols.append(value.alias(c))
+    return folded.select(*[F.col(f"`{k}`") for k in keys], *cols)
 
 
 def _plan(changes: TableChanges, state: TableState) -> tuple[T.StructType, TableState, bool]:
@@ -96,14 +113,16 @@ def _plan(changes: TableChanges, state: TableState) -> tuple[T.StructType, Table
     return schema, new, current is not None and current != schema
 
 
-def _batch_rows(changes: TableChanges, schema: T.StructType, state: TableState) -> DataFrame:
+def _batch_rows(changes: TableChanges, schema: T.StructType, state: TableState,
+                unavailable: dict[str, Test]) -> DataFrame:
     rows = _align(changes.rows.drop(OP), schema)
     if state.truncate_pos:
         rows = rows.filter(F.col(POS) > F.lit(state.truncate_pos))
-    return _latest_per_key(rows, state.keys)
+    return _latest_per_key(rows, state.keys, unavailable)
 
 
-def apply_parquet(spark: SparkSession, changes: TableChanges, path: str | os.PathLike[str]) -> None:
+def apply_parquet(spark: SparkSession, changes: TableChanges, path: str | os.PathLike[str],
+                  placeholder: str = PLACEHOLDER) -> None:
     """Fold one batch into a Parquet table: read the current version, merge, write the next version."""
     path = Path(path)
     state = _load_state(path)
@@ -111,12 +130,13 @@ def apply_parquet(spark: SparkSession, changes: TableChanges, path: str | os.Pat
     if not schema.fields:  # a truncate of a table not seen yet: remember it
         _save_state(path, new)
         return
-    batch = _batch_rows(changes, schema, new)
+    unavailable = placeholder_tests(schema, new.keys, placeholder)
+    batch = _batch_rows(changes, schema, new, unavailable)
     if state.version:
         existing = _align(spark.read.parquet(str(path / f"v{state.version}")), schema)
         if new.truncate_pos:
             existing = existing.filter(F.col(POS) > F.lit(new.truncate_pos))
-        batch = _latest_per_key(existing.unionByName(batch), new.keys)
+        batch = _latest_per_key(existing.unionByName(batch), new.keys, unavailable)
     new.version = state.version + 1
     out = path / f"v{new.version}"
     if out.exists():
@@ -131,7 +151,8 @@ def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def apply_delta(spark: SparkSession, changes: TableChanges, path: str | os.PathLike[str]) -> None:
+def apply_delta(spark: SparkSession, changes: TableChanges, path: str | os.PathLike[str],
+                placeholder: str = PLACEHOLDER) -> None:
     """Fold one batch into a Delta table with the `deltalake` package: MERGE where the newer position wins."""
     from deltalake import DeltaTable, write_deltalake
 
@@ -141,10 +162,15 @@ def apply_delta(spark: SparkSession, changes: TableChanges, path: str | os.PathL
     if not schema.fields:
         _save_state(path, new)
         return
-    batch = _batch_rows(changes, schema, new).toArrow()
+    unavailable = placeholder_tests(schema, new.keys, placeholder)
+    rows = _batch_rows(changes, schema, new, unavailable)
+    columns = rows.columns
+    # A placeholder the batch could not replace takes the target's value in the MERGE: flagged per column.
+    flags = {c: f"__pgcdc_unavailable{i}" for i, c in enumerate(unavailable)}
+    batch = rows.select("*", *(unavailable[c](F.col(f"`{c}`")).alias(f) for c, f in flags.items())).toArrow()
     exists = DeltaTable.is_deltatable(str(path))
     if not exists:
-        write_deltalake(str(path), batch, mode="overwrite")
+        write_deltalake(str(path), batch.select(columns), mode="overwrite")
         _save_state(path, new)
         return
     table = DeltaTable(str(path))
@@ -157,9 +183,12 @@ def apply_delta(spark: SparkSession, changes: TableChanges, path: str | os.PathL
         write_deltalake(str(path), _align(current, schema).toArrow(), mode="overwrite", schema_mode="overwrite")
         table = DeltaTable(str(path))
     predicate = " AND ".join(f"t.{_quote(k)} = s.{_quote(k)}" for k in new.keys)
+    updates = {_quote(c): f"s.{_quote(c)}" for c in columns}
+    for c, flag in flags.items():
+        updates[_quote(c)] = f"CASE WHEN s.{flag} AND NOT t.{DELETED} THEN t.{_quote(c)} ELSE s.{_quote(c)} END"
     (table.merge(batch, predicate=predicate, source_alias="s", target_alias="t")
-     .when_matched_update_all(predicate=f"s.{POS} > t.{POS}")
-     .when_not_matched_insert_all()
+     .when_matched_update(updates, predicate=f"s.{POS} > t.{POS}")
+     .when_not_matched_insert({_quote(c): f"s.{_quote(c)}" for c in columns})
      .execute())
     _save_state(path, new)
 
@@ -168,15 +197,17 @@ TARGETS = {"parquet": apply_parquet, "delta": apply_delta}
 
 
 def apply_changes(spark: SparkSession, decoded: Decoded, root: str | os.PathLike[str],
-                  fmt: str = "parquet", quarantine: str | os.PathLike[str] | None = None) -> dict[str, int]:
+                  fmt: str = "parquet", quarantine: str | os.PathLike[str] | None = None,
+                  placeholder: str = PLACEHOLDER) -> dict[str, int]:
     """Apply every table of a decoded batch under `root` (one table per topic); quarantined records are
     appended to a Parquet table at `quarantine` (default `<root>/_quarantine`). Returns rows quarantined per
-    reason. Usable as is from `foreachBatch`."""
+    reason. `placeholder`: the connector's `unavailable.value.placeholder` (an unchanged TOASTed value keeps
+    the target's value). Usable as is from `foreachBatch`."""
     apply = TARGETS[fmt]
     for topic, changes in decoded.tables.items():
         changes.rows.persist()
         try:
-            apply(spark, changes, table_path(root, topic))
+            apply(spark, changes, table_path(root, topic), placeholder)
         finally:
             changes.rows.unpersist()
     counts: dict[str, int] = {}

@@ -27,7 +27,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from pgcdc.errors import ConfigError
-from pgcdc.spark import flattened
+from pgcdc.spark import cloudevents, flattened
 from pgcdc.spark.flattened import probe_fields
 from pgcdc.spark.schema import DecodeOptions, envelope_fields, row_codec
 
@@ -186,7 +186,9 @@ def decode_changes(raw: DataFrame, options: DecodeOptions | None = None,
     Confluent's Avro). Raises ConfigError (nothing decoded) for flattened topics that cannot be applied exactly
     when `options.exact`."""
     options = options or DecodeOptions()
-    fmt = fmt or JsonFormat()
+    if fmt is None:
+        raw = cloudevents.unwrap(raw)  # CloudEvents JSON records: the envelope inside their `data`
+        fmt = JsonFormat()
     # Cached for the passes below; the schema texts are not kept (a sample record per version is enough).
     base = fmt.probe(raw, options).select(*PROBE_COLUMNS).persist()
     # The form (envelope or flattened) is a property of the schema version: decided once per version below.

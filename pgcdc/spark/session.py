@@ -77,13 +77,15 @@ def local_session(master: str = "local[2]", packages: Sequence[str] = (), **conf
 
 def stream_to_tables(spark: SparkSession, reader_options: dict[str, str], root: str, checkpoint: str,
                      fmt: str = "parquet", source: str = "pgcdc_kafka", options: DecodeOptions | None = None,
-                     topics: set[str] | None = None, available_now: bool = True, record_format: Any = None) -> Any:
+                     topics: set[str] | None = None, available_now: bool = True, record_format: Any = None,
+                     placeholder: str = "__debezium_unavailable_value") -> Any:
     """Structured Streaming: the topics -> foreachBatch(decode, apply) -> tables under `root`.
 
     `source` is "kafka" in production (Spark's built-in source, its jar on the classpath) and "pgcdc_kafka"
     offline; both give the same rows. With available_now the query drains what is there and stops.
     `record_format`: decode_changes' `fmt` (pgcdc.spark.avro.AvroFormat for Confluent's Avro), reused by every
-    micro-batch so that each schema is fetched from the registry once."""
+    micro-batch so that each schema is fetched from the registry once. `placeholder`: the connector's
+    `unavailable.value.placeholder` (apply_changes)."""
     from pgcdc.spark.apply import apply_changes
     from pgcdc.spark.changes import decode_changes
 
@@ -92,7 +94,8 @@ def stream_to_tables(spark: SparkSession, reader_options: dict[str, str], root: 
         stream = stream.option(k, v)
 
     def each(batch: Any, batch_id: int) -> None:
-        apply_changes(spark, decode_changes(batch, options, topics, record_format), root, fmt)
+        apply_changes(spark, decode_changes(batch, options, topics, record_format), root, fmt,
+                      placeholder=placeholder)
 
     writer = stream.load().writeStream.foreachBatch(each).option("checkpointLocation", checkpoint)
     writer = writer.trigger(availableNow=True) if available_now else writer.trigger(processingTime="2 seconds")

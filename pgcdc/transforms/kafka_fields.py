@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -164,8 +166,17 @@ def _masker(where: str, f: Schema, replacement: str | None) -> Callable[[Any], A
             return _cannot(t, f)
         return lambda v: None if v is None else iv
     if t in ("float", "double"):
+        from pgcdc.pgtypes.java_float import float32_text, to_float32
         from pgcdc.pgtypes.numbers import python_float_to_java
-        fv = python_float_to_java(float(replacement))
+        try:
+            dv = float(replacement)
+        except ValueError:
+            raise ConfigError(f"{where}.replacement: {replacement!r} is not a number for field {f['field']!r}") \
+                from None
+        # FLOAT32: Float.parseFloat, written by Float.toString (16777217.5 is 1.6777218E7), not the double's text.
+        f32 = to_float32(dv)
+        fv = orjson.Fragment(float32_text(f32).encode()) if t == "float" and math.isfinite(f32) \
+            else python_float_to_java(f32 if t == "float" else dv)
         return lambda v: None if v is None else fv
     if t == "string":
         return lambda v: None if v is None else replacement

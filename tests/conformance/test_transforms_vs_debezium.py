@@ -118,6 +118,11 @@ SCENARIOS: dict[str, dict[str, str]] = {
         "transforms.mask.fields": "b,s,big,r,n,dt,ts,j,a", "transforms.mask.predicate": "m",
         "transforms.ikey.type": K + "InsertField$Key", "transforms.ikey.static.field": "origin",
         "transforms.ikey.static.value": "pg", "transforms.ikey.topic.field": "topic!"},
+    # Kafka Connect parses a FLOAT32 replacement with Float.parseFloat and writes it with Float.toString.
+    "mask_real_replacement": {
+        "predicates": "m", "predicates.m.type": P + "TopicNameMatches", "predicates.m.pattern": r".*\.m",
+        "transforms": "unwrap,mask", **unwrap(), "transforms.mask.type": K + "MaskField$Value",
+        "transforms.mask.fields": "r", "transforms.mask.replacement": "16777217.5", "transforms.mask.predicate": "m"},
     "replace_include_exclude_key": {
         "transforms": "unwrap,keyfields,valuefields", **unwrap(),
         "transforms.keyfields.type": K + "ReplaceField$Key", "transforms.keyfields.renames": "id:key_id",

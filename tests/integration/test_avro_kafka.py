@@ -93,8 +93,8 @@ def test_transforms_run_before_the_avro_converter(pg: PostgresCluster, dbname: s
         "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState",
         "transforms.unwrap.add.fields": "op",
         "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
-        "transforms.route.regex": "test\\.public\\.(.*)", "transforms.route.replacement": "flat_$1"})
-    topic = "flat_t"
+        "transforms.route.regex": "test\\.public\\.(.*)", "transforms.route.replacement": f"flat_{dbname}_$1"})
+    topic = f"flat_{dbname}_t"  # the broker and the registry serve the whole session: a name of this test's own
     with Running(config):
         pg.execute("INSERT INTO t VALUES (1, 'a'), (2, 'b')", dbname)
         pg.execute("UPDATE t SET v = 'c' WHERE id = 2", dbname)

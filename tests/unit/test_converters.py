@@ -30,6 +30,8 @@ PROTOBUF = "io.confluent.connect.protobuf.ProtobufConverter"
 PROTO_REG = {"value.converter": PROTOBUF, "value.converter.schema.registry.url": "mock://unit"}
 APICURIO = "io.apicurio.registry.utils.converter.AvroConverter"
 AREG = {"value.converter": APICURIO, "value.converter.apicurio.registry.url": "http://127.0.0.1:1/apis/registry/v2"}
+EXT_JSON = "io.apicurio.registry.utils.converter.ExtJsonConverter"
+EREG = {**AREG, "value.converter": EXT_JSON}
 
 GOOD = [  # (properties, (key schemas.enable, value schemas.enable), (key class, value class))
     ({}, (True, True), ("JsonConverter", "JsonConverter")),
@@ -99,7 +101,12 @@ BAD = [
      "value.converter.schema.registry.ssl.cipher.suites: is not supported yet by " + PROTOBUF),
     ({**PROTO_REG, "value.converter.connect.meta.data": "true"}, "unknown option 'connect.meta.data' of " + PROTOBUF),
     *[({"value.converter": cls}, f"value.converter: {cls} is not supported yet") for cls in (
-        "io.confluent.connect.json.JsonSchemaConverter", "io.apicurio.registry.utils.converter.ExtJsonConverter")],
+        "io.apicurio.registry.utils.converter.ProtobufConverter",)],
+    ({"value.converter": "io.apicurio.registry.utils.converter.JsonConverter"},
+     "value.converter: io.apicurio.registry.utils.converter.JsonConverter: no such class in Apicurio Registry's "
+     "converters (3.0.9 to 3.3.1); its JSON converter is " + EXT_JSON),
+    ({"value.converter": DBZ + "BinaryDataConverter", "value.converter.delegate.converter.type": EXT_JSON},
+     "value.converter.delegate.converter.type: " + EXT_JSON + " is not supported yet as a delegate"),
     ({"value.converter": STRING, "value.converter.converter.encoding": "klingon"},
      "value.converter.converter.encoding: unknown character encoding (got 'klingon')"),
     ({"value.converter": DBZ + "BinaryDataConverter", "value.converter.delegate.converter.type": "x.Nope"},
@@ -123,6 +130,14 @@ BAD = [
      "value.converter.apicurio.registry.use-id: use contentId or globalId (got 'contentid')"),
     ({**AREG, "value.converter.apicurio.registry.artifact-resolver-strategy": "io.apicurio.registry.serde.avro."
       "strategy.RecordIdStrategy"}, "value.converter.apicurio.registry.artifact-resolver-strategy: only "),
+    ({"value.converter": EXT_JSON}, "value.converter.apicurio.registry.url: required by " + EXT_JSON),
+    ({**EREG, "value.converter.decimal.format": "NUMERIC"},
+     "value.converter.decimal.format: only base64 is supported yet (got 'NUMERIC')"),
+    ({**EREG, "value.converter.apicurio.registry.avro.encoding": "JSON"},
+     "value.converter.apicurio.registry.avro.encoding: unknown option 'apicurio.registry.avro.encoding' of "
+     + EXT_JSON),
+    ({**EREG, "value.converter.apicurio.registry.artifact.version": "3"},
+     "value.converter.apicurio.registry.artifact.version: is not supported yet by " + EXT_JSON),
 ]
 
 
@@ -185,6 +200,35 @@ def test_a_schema_version_is_registered_once() -> None:
     assert len(ids) == 2 and all(rec[2] is not None and rec[2][0] == 0 for rec in inner.records)
     second = orjson.loads(client.get_latest_version("dbserver1.public.t-value").schema.schema_str)
     assert [f["name"] for f in second["fields"][0]["type"][1]["fields"]] == ["id", "v", "added"]
+
+
+def test_interleaved_schema_versions_each_write_with_their_own() -> None:
+    # The sink reuses the last record's prepared schema when a record starts with the same schema JSON: records
+    # of two versions taking turns (and a schema that is a prefix of the other's fields) each keep their own.
+    import io
+
+    import fastavro
+
+    config = build_config({**BASE, **REG, "value.converter.schema.registry.url": "mock://turns"})
+    _, value, _ = make_converters(config, lambda: False)
+    assert value is not None
+    inner = ListSink()
+    sink = ConvertingSink(inner, None, value)
+    v1 = _events([("id", "int4"), ("v", "text")])
+    v2 = _events([("id", "int4"), ("v", "text"), ("added", "int8")])
+    for i in range(6):
+        if i % 3 == 2:
+            _send(sink, v2, [str(i), f"v{i}", str(i * 10)])
+        else:
+            _send(sink, v1, [str(i), f"v{i}"])
+    client = value.client  # type: ignore[attr-defined]
+    rows = []
+    for rec in inner.records:
+        schema = client.get_schema(int.from_bytes(rec[2][1:5], "big")).schema_str
+        rows.append(fastavro.schemaless_reader(io.BytesIO(rec[2][5:]), fastavro.parse_schema(orjson.loads(schema)),
+                                               None)["after"])
+    assert rows == [{"id": 0, "v": "v0"}, {"id": 1, "v": "v1"}, {"id": 2, "v": "v2", "added": 20},
+                    {"id": 3, "v": "v3"}, {"id": 4, "v": "v4"}, {"id": 5, "v": "v5", "added": 50}]
 
 
 def _closed_port() -> int:

@@ -105,3 +105,13 @@ def test_the_json_converter_option_is_read(value: str, expected: bool) -> None:
 def test_a_bad_option_value_names_the_property() -> None:
     with pytest.raises(ConfigError, match=r"^key\.converter\.replace\.null\.with\.default: must be true or false"):
         converter_specs({}, {"key.converter.replace.null.with.default": "no"})
+
+
+@pytest.mark.parametrize(("value", "expected"), [("false", False), (None, True)])
+def test_apicurio_ext_json_passes_the_option_to_its_json_converter(value: str | None, expected: bool) -> None:
+    """ExtJsonConverter writes its payload with a JsonConverter configured with the converter's own options."""
+    props = {"value.converter.apicurio.registry.url": "http://127.0.0.1:1/apis/registry/v3"}
+    if value is not None:
+        props["value.converter.replace.null.with.default"] = value
+    specs = converter_specs({"value": "io.apicurio.registry.utils.converter.ExtJsonConverter"}, props)
+    assert specs["value"].replace_null_with_default is expected

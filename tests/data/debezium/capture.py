@@ -199,6 +199,23 @@ SCENARIOS = [
               Step("update a message key column", ["UPDATE t_mkc SET b = 'k2' WHERE a = 1"]),
               Step("delete", ["DELETE FROM t_mkc WHERE a = 1"])],
              {"message.key.columns": "public.t_mkc:a,b"}),
+    Scenario("defaults", "Column defaults of every type family, written into the schemas' `default` members "
+             "(floats with exponents and trailing zeros, the extreme bigint, text with quotes, controls, '/' and "
+             "characters outside the BMP), a row of NULLs and a row of values.", [
+                 "CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy')",
+                 "CREATE TABLE public.t_defaults (id int PRIMARY KEY, c_int int DEFAULT 5, c_i2 smallint DEFAULT -3, "
+                 "c_i8 bigint DEFAULT -9223372036854775808, c_text text DEFAULT E'a\"b\\\\c/d</e\\n\\t\\u00fc"
+                 "\\u20ac\\U0001F600', c_vc varchar(10) DEFAULT 'v', c_num numeric(10,4) DEFAULT -12.5, "
+                 "c_numv numeric DEFAULT 2.25, c_f4 real DEFAULT 0.5, c_f4big real DEFAULT 1e20, "
+                 "c_f4small real DEFAULT 1.5e-7, c_f8 float8 DEFAULT 1.25, c_f8big float8 DEFAULT 1e22, "
+                 "c_f8int float8 DEFAULT 100, c_f8neg float8 DEFAULT -0.000123, c_bool boolean DEFAULT true, "
+                 "c_date date DEFAULT '2024-01-02', c_ts timestamp DEFAULT '2024-01-02 03:04:05.5', "
+                 "c_time time DEFAULT '12:34:56', c_uuid uuid DEFAULT 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', "
+                 "c_json json DEFAULT '{\"a\": 1}', c_bytea bytea DEFAULT '\\x00ff', c_iarr int[] DEFAULT '{1,2}', "
+                 "c_enum mood DEFAULT 'ok', c_nn int NOT NULL DEFAULT 4)"],
+             [Step("insert a row of NULLs", ["INSERT INTO t_defaults (id, c_int, c_text, c_f4big, c_f8neg, c_bytea) "
+                                             "VALUES (1, NULL, NULL, NULL, NULL, NULL)"]),
+              Step("insert a row of defaults", ["INSERT INTO t_defaults (id) VALUES (2)"])]),
 ]
 
 

@@ -1,0 +1,49 @@
+"""Unchanged TOASTed values: under REPLICA IDENTITY DEFAULT an update that leaves an out-of-line value alone does
+not send it, and Debezium (and pgcdc) write `unavailable.value.placeholder` in the column's type instead. The
+targets keep the value the row had, so the table stays an exact copy.
+
+Which decoded values are the placeholder, per Spark type (the forms Debezium 3.6 writes, envelope/table.py):
+text-like columns (text, varchar, json, jsonb, xml, and bytea in the hex/base64 modes) hold the placeholder
+itself, bytea its UTF-8 bytes, a text array a one-element array of it, an integer array the placeholder's bytes
+as integers, an hstore map {placeholder: placeholder}. Other arrays (numeric[], float8[], date[], ...) carry
+a one-element text array their element codec cannot read, so they decode to null, as do PostGIS values and bit
+strings, which Debezium writes as null: those stay null in the target (docs/spark.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+PLACEHOLDER = "__debezium_unavailable_value"
+_INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
+
+
+Test = Callable[[Column], Column]
+
+
+def placeholder_test(t: T.DataType, placeholder: str) -> Test | None:
+    """A function: a value Column of type `t` -> whether it is the placeholder (None: `t` cannot hold one).
+    Never null: a null value is a value."""
+    if isinstance(t, T.StringType):
+        return lambda c: F.coalesce(c == F.lit(placeholder), F.lit(False))
+    if isinstance(t, T.BinaryType):
+        raw = bytearray(placeholder.encode())
+        return lambda c: F.coalesce(c == F.lit(raw), F.lit(False))
+    if isinstance(t, T.ArrayType) and isinstance(t.elementType, T.StringType):
+        return lambda c: F.coalesce((F.size(c) == 1) & (c.getItem(0) == F.lit(placeholder)), F.lit(False))
+    if isinstance(t, T.ArrayType) and isinstance(t.elementType, _INTEGRAL):
+        codes = F.array(*(F.lit(b).cast(t.elementType) for b in placeholder.encode()))
+        return lambda c: F.coalesce(c == codes, F.lit(False))
+    if isinstance(t, T.MapType) and isinstance(t.keyType, T.StringType) and isinstance(t.valueType, T.StringType):
+        return lambda c: F.coalesce((F.size(c) == 1) & (c.getItem(placeholder) == F.lit(placeholder)), F.lit(False))
+    return None
+
+
+def placeholder_tests(schema: T.StructType, keys: tuple[str, ...], placeholder: str) -> dict[str, Test]:
+    """column name -> its placeholder test, for the data columns that can hold one (keys never do)."""
+    tests = {f.name: placeholder_test(f.dataType, placeholder) for f in schema.fields if f.name not in keys}
+    return {name: test for name, test in tests.items() if test is not None}
