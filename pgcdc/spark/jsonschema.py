@@ -1,5 +1,6 @@
 """Confluent's JSON Schema wire format (magic byte 0, 4-byte schema id, the value's JSON) as a RecordFormat for
-decode_changes: what pgcdc (or Kafka Connect) writes with `value.converter=io.confluent.connect.json.JsonSchemaConverter`.
+decode_changes: what pgcdc (or Kafka Connect) writes with
+`value.converter=io.confluent.connect.json.JsonSchemaConverter`.
 
     fmt = JsonSchemaFormat("http://registry:8081")   # one per job: it caches the schemas it fetched
     decoded = decode_changes(raw, fmt=fmt)            # the same tables as JSON
