@@ -69,6 +69,23 @@ def retrying(base: str, artifact: str, stopping: Callable[[], bool], call: Calla
             pause = min(pause * 2, MAX_PAUSE_S)
 
 
+def refused(side: str, base: str, status: int, with_auth: bool) -> ConfigError:
+    """The start-up line for a registry answering 401/403, naming the option to look at."""
+    option = "auth.password" if with_auth else "auth.username"
+    said = "refused the credentials" if with_auth else "asks for credentials"
+    return ConfigError(f"{side}.converter.{P}{option}: Apicurio Registry at {base} {said} (HTTP {status})")
+
+
+def artifact_name(artifact_id: Any, strategy: str, topic: str, is_key: bool) -> str:
+    """The artifact a topic's schemas go under: `artifact.artifact-id` when set, else the topic
+    (SimpleTopicIdStrategy) or `<topic>-key`/`<topic>-value` (TopicIdStrategy, the default)."""
+    if artifact_id:
+        return str(artifact_id)
+    if strategy == SIMPLE_TOPIC_ID:
+        return topic
+    return f"{topic}-{'key' if is_key else 'value'}"
+
+
 def registry_base(url: str) -> str:
     """The server's root from `apicurio.registry.url`, which names its v2 or v3 API (or the root itself)."""
     return url.split("/apis/", 1)[0].rstrip("/")
@@ -109,21 +126,14 @@ class ApicurioAvroConverter:
         except Exception as exc:
             status = getattr(exc, "http_status_code", None)
             if status in (401, 403):
-                option = "auth.password" if self.auth else "auth.username"
-                said = "refused the credentials" if self.auth else "asks for credentials"
-                raise ConfigError(f"{spec.side}.converter.{P}{option}: Apicurio Registry at {self.base} {said} "
-                                  f"(HTTP {status})") from None
+                raise refused(spec.side, self.base, status, bool(self.auth)) from None
             log.warning("Apicurio Registry %s: not reachable yet (%s); records will wait for it", self.base, exc)
 
     def prepare(self, schema: dict[str, Any] | None) -> PreparedApicurio:
         return PreparedApicurio(self, schema)
 
     def artifact(self, topic: str) -> str:
-        if self.artifact_id:
-            return str(self.artifact_id)
-        if self.strategy == SIMPLE_TOPIC_ID:
-            return topic
-        return f"{topic}-{'key' if self.is_key else 'value'}"
+        return artifact_name(self.artifact_id, self.strategy, topic, self.is_key)
 
     def schema_id(self, artifact: str, text: str) -> tuple[int, str]:
         """(the id records carry, the schema text they are written with), retried until the registry answers."""

@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable
 from urllib.parse import quote
 
-from pgcdc.converters.apicurio import P, SIMPLE_TOPIC_ID, TOPIC_ID, registry_base, retrying
+from pgcdc.converters.apicurio import P, TOPIC_ID, artifact_name, refused, registry_base, retrying
 from pgcdc.converters.settings import ConverterSpec
 from pgcdc.errors import ConfigError
 
@@ -85,20 +85,13 @@ class ApicurioExtJsonConverter:
             log.warning("Apicurio Registry %s: not reachable yet (%s); records will wait for it", self.base, exc)
             return
         if status in (401, 403):
-            option = "auth.password" if with_auth else "auth.username"
-            said = "refused the credentials" if with_auth else "asks for credentials"
-            raise ConfigError(f"{spec.side}.converter.{P}{option}: Apicurio Registry at {self.base} {said} "
-                              f"(HTTP {status})")
+            raise refused(spec.side, self.base, status, with_auth)
 
     def prepare(self, schema: bytes | None) -> PreparedExtJson:
         return PreparedExtJson(self, schema)
 
     def artifact(self, topic: str) -> str:
-        if self.artifact_id:
-            return str(self.artifact_id)
-        if self.strategy == SIMPLE_TOPIC_ID:
-            return topic
-        return f"{topic}-{'key' if self.is_key else 'value'}"
+        return artifact_name(self.artifact_id, self.strategy, topic, self.is_key)
 
     def content_id(self, artifact: str, text: bytes) -> int:
         """The content id of `text` as a version of `artifact`, retried until the registry answers."""
