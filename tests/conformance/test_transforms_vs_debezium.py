@@ -421,6 +421,16 @@ CHANGED_SCENARIOS: dict[str, dict[str, str]] = {
         "transforms": "changes,unwrap", "transforms.changes.type": CHANGED,
         "transforms.changes.header.changed.name": "changed", "transforms.changes.header.unchanged.name": " ",
         **unwrap(), "key.converter.schemas.enable": "false", "value.converter.schemas.enable": "false"},
+    # ExtractChangedRecordState's list of unchanged fields read by ExtractNewRecordState's drop.fields.* options.
+    "changed_then_unwrap_drops_unchanged": {
+        "transforms": "changes,unwrap", "transforms.changes.type": CHANGED,
+        "transforms.changes.header.unchanged.name": "Unchanged",
+        **unwrap(drop_fields_header_name="Unchanged")},
+    "changed_then_unwrap_drops_unchanged_from_key_incompatible": {
+        "transforms": "changes,unwrap", "transforms.changes.type": CHANGED,
+        "transforms.changes.header.unchanged.name": "Unchanged", "transforms.changes.header.changed.name": "Changed",
+        **unwrap(drop_fields_header_name="Unchanged", drop_fields_from_key="true",
+                 drop_fields_keep_schema_compatible="false")},
 }
 
 
