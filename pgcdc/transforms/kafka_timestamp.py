@@ -4,8 +4,8 @@ field (or the whole key/value) converted between unix time, Connect's Timestamp/
 The input type is read from the schema as Kafka Connect reads it: Connect's logical Timestamp, Date and Time by
 name, any other int64 as unix time in `unix.precision` (so Debezium's MicroTimestamp is unix time, read in
 milliseconds unless unix.precision says otherwise), a string as text in `format`. Everything goes through
-milliseconds since the epoch in UTC, as java.util.Date does. Parsing a string input is not supported yet (that
-configuration is refused on the first record that needs it); formatting to a string is.
+milliseconds since the epoch in UTC, as java.util.Date does; a string is parsed as SimpleDateFormat.parse does
+(kafka_time_parse.py) and formatted as SimpleDateFormat.format does (kafka_time.py).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from pgcdc.errors import ConfigError
 from pgcdc.transforms import Record, Schema, Transform
 from pgcdc.transforms import schema as S
 from pgcdc.transforms.kafka_time import simple_date_format
+from pgcdc.transforms.kafka_time_parse import ParseError, simple_date_parser
 
 _DAY = 86_400_000
 _CONNECT = "org.apache.kafka.connect.data."
@@ -66,8 +67,24 @@ class _Converter:
             u = self.unit
             return (lambda v: int(v) * u) if u > 0 else (lambda v: _java_div(int(v), -u))
         if kind == "string":
-            raise ValueError("TimestampConverter: parsing a string input is not supported by pgcdc yet")
+            return self._parser()
         raise ValueError(f"Schema {schema} does not correspond to a known timestamp type format")
+
+    def _parser(self) -> Callable[[Any], int]:
+        """SimpleDateFormat.parse of `format` (kafka_time_parse.py), failing a record as Kafka Connect does."""
+        pattern = self.format
+        if not pattern.strip():
+            raise ValueError("TimestampConverter requires format option to be specified when using string "
+                             "timestamps")
+        parse = simple_date_parser(pattern)  # a letter pgcdc cannot parse with: ValueError, naming it
+
+        def read(v: Any) -> int:
+            try:
+                return parse(str(v))
+            except ParseError:
+                raise ValueError(f"Could not parse timestamp: value ({v}) does not match pattern ({pattern})") \
+                    from None
+        return read
 
     def schema(self, optional: bool) -> Schema:
         out: dict[str, Any] = {"type": "string" if self.target == "string" else

@@ -442,6 +442,56 @@ def test_extract_changed_record_state_matches_debezium(pg: PostgresCluster, dbna
     assert_same_records(scenario, ours, theirs)
 
 
+# TimestampConverter parsing strings as SimpleDateFormat.parse (lenient) does: one converter per column, each
+# with its own pattern; every value parses (a value that does not fails the record in both).
+PARSE_SETUP = "CREATE TABLE p (id int PRIMARY KEY, a text, b text, c text, d text, e text)"
+PARSE_ROWS = [
+    ("2024-02-29", "2024-02-29T12:34:56.789+02:00", "29/02/24 12:30 AM", "Feb 29, 2024 12:00:00 GMT",
+     "20240229123456"),
+    ("2024-02-30", "2024-02-29T23:59:59.999Z", "01/01/99 11:59 pm", "February 1, 2024 23:00:00 GMT-01:30",
+     "19691231235959"),
+    ("1500-03-01", "1969-12-31T23:59:59.999-05:30", "31/12/24 12:00 PM", "feb 29, 2024 00:00:00 UTC",
+     "20241301000000"),
+    ("2024-13-01", "2024-02-29T24:00:00.000Z", "05/06/07 01:02 am", "DEC 31, 1999 23:59:59 GMT+05:00",
+     "00010101000000"),
+    ("  2024-1-5", "2024-02-29T12:34:56.5+00:00", "1/2/03 3:04 PM", "Mar 1, 1500 00:00:00 GMT", "99991231235959"),
+    ("2024-02-29trailing", "2024-02-29T12:61:61.1000Z", "29/02/24 12:30 AMx", "Jan 1, 1970 00:00:00 UTC",
+     "20240229000000x"),
+    ("0001-01-01", "0001-01-01T00:00:00.000Z", "31/12/69 11:59 PM", "Jan 1, 1 00:00:00 GMT", "15821015000000"),
+    ("9999-12-31", "1582-10-04T23:59:59.999Z", "15/10/82 12:00 AM", "Oct 15, 1582 00:00:00 GMT",
+     "15821004235959"),
+]
+PARSE_WORKLOAD = [
+    "INSERT INTO p VALUES " + ", ".join(f"({i}, " + ", ".join(f"'{v}'" for v in row) + ")"
+                                        for i, row in enumerate(PARSE_ROWS)),
+    "INSERT INTO p VALUES (100, NULL, NULL, NULL, NULL, NULL)",
+    "UPDATE p SET a = '2025-01-01' WHERE id = 0",
+]
+PARSE_SCENARIOS: dict[str, dict[str, str]] = {
+    "timestamp_converter_parses_strings": {
+        "transforms": "unwrap,ta,tb,tc,td,te", **unwrap(),
+        "transforms.ta.type": K + "TimestampConverter$Value", "transforms.ta.field": "a",
+        "transforms.ta.format": "yyyy-MM-dd", "transforms.ta.target.type": "unix",
+        "transforms.tb.type": K + "TimestampConverter$Value", "transforms.tb.field": "b",
+        "transforms.tb.format": "yyyy-MM-dd'T'HH:mm:ss.SSSXXX", "transforms.tb.target.type": "Timestamp",
+        "transforms.tc.type": K + "TimestampConverter$Value", "transforms.tc.field": "c",
+        "transforms.tc.format": "dd/MM/yy hh:mm a", "transforms.tc.target.type": "string",
+        "transforms.td.type": K + "TimestampConverter$Value", "transforms.td.field": "d",
+        "transforms.td.format": "MMM d, yyyy HH:mm:ss z", "transforms.td.target.type": "Date",
+        "transforms.te.type": K + "TimestampConverter$Value", "transforms.te.field": "e",
+        "transforms.te.format": "yyyyMMddHHmmss", "transforms.te.target.type": "unix",
+        "transforms.te.unix.precision": "seconds"},
+}
+
+
+@pytest.mark.parametrize("scenario", sorted(PARSE_SCENARIOS))
+def test_timestamp_converter_parsing_matches_debezium(pg: PostgresCluster, dbname: str, tmp_path: Path,
+                                                      scenario: str) -> None:
+    ours, theirs = run_recorded(pg, dbname, tmp_path, PARSE_SETUP, PARSE_SCENARIOS[scenario], PARSE_WORKLOAD,
+                                scenario)
+    assert_same_records(scenario, ours, theirs)
+
+
 TZ_SETUP = ("CREATE TABLE z (id int PRIMARY KEY, ts timestamp, tsz timestamptz, tm3 timestamp(3), tz timetz,"
             " d date); ALTER TABLE z REPLICA IDENTITY FULL; CREATE TABLE y (id int PRIMARY KEY, ts timestamp)")
 TZ_WORKLOAD = [
