@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import time
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ from pgcdc.converters.sink import ConvertingSink, make_converters
 from pgcdc.errors import PgcdcError
 from pgcdc.local import PostgresCluster
 from tests.conformance.oracle import start_oracle, stop_oracle
-from tests.conformance.test_debezium_streaming import slot_active
+from tests.conformance.test_debezium_streaming import run_workload, slot_active
 from tests.harness import Running, make_config, wait_for
 
 
@@ -90,21 +89,8 @@ def run_both_converted(pg: PostgresCluster, dbname: str, tmp_path: Path, setup: 
         running = Running(config, sink=sink)
         running.__enter__()
         try:
-            ddl = any(stmt.startswith("ALTER") for stmt in workload)
-            for stmt in workload:
-                pg.execute(stmt, dbname)
-                if ddl:  # each connector reads a Relation's columns from the catalog: let both see each version
-                    time.sleep(0.7)
-            last, stable_since = -1, time.monotonic()
-            deadline = time.monotonic() + 90
-            while time.monotonic() < deadline:
-                n = len(lines(theirs_path))
-                if n != last:
-                    last, stable_since = n, time.monotonic()
-                elif n and time.monotonic() - stable_since > 4 and (
-                        len(lines(ours_path)) >= n or running.error is not None):
-                    break
-                time.sleep(0.2)
+            run_workload(pg, dbname, workload, lambda: len(lines(theirs_path)), lambda: len(lines(ours_path)),
+                         lambda: running.error is not None)
         finally:
             try:
                 running.stop()

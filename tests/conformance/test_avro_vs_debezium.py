@@ -14,7 +14,6 @@ from __future__ import annotations
 import io
 import json
 import re
-import time
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,7 @@ from tests.conformance.test_null_defaults_vs_debezium import PROPS as ND_PROPS
 from tests.conformance.test_null_defaults_vs_debezium import SETUP as ND_SETUP
 from tests.conformance.test_null_defaults_vs_debezium import WORKLOAD as ND_WORKLOAD
 from tests.conformance.test_debezium_streaming import (MORE_SETUP, MORE_WORKLOAD, SCENARIOS, TYPES_SETUP,
-                                                        TYPES_WORKLOAD, slot_active)
+                                                        TYPES_WORKLOAD, run_workload, slot_active)
 from tests.conformance.test_types_more import (ARR_SETUP, ARR_WORKLOAD, BC_SETUP, BC_WORKLOAD, GEO_SETUP,
                                                GEO_WORKLOAD, GIS_SETUP, GIS_WORKLOAD, TIME_MODES)
 from tests.harness import Running, make_config, wait_for
@@ -81,20 +80,7 @@ def run_both_avro(pg: PostgresCluster, dbname: str, tmp_path: Path, setup: str, 
         key_conv, value_conv, _ = make_converters(config, lambda: False)
         sink = ConvertingSink(RawSink(ours_path), key_conv, value_conv)
         with Running(config, sink=sink):
-            ddl = any(stmt.startswith("ALTER") for stmt in workload)
-            for stmt in workload:
-                pg.execute(stmt, dbname)
-                if ddl:  # each connector reads a Relation's columns from the catalog: let both see each version
-                    time.sleep(0.7)
-            last, stable_since = -1, time.monotonic()
-            deadline = time.monotonic() + 90
-            while time.monotonic() < deadline:
-                n = len(_lines(theirs_path))
-                if n != last:
-                    last, stable_since = n, time.monotonic()
-                elif n and time.monotonic() - stable_since > 4 and len(_lines(ours_path)) >= n:
-                    break
-                time.sleep(0.2)
+            run_workload(pg, dbname, workload, lambda: len(_lines(theirs_path)), lambda: len(_lines(ours_path)))
     finally:
         stop_oracle(oracle, theirs_path)
     ours = _lines(ours_path)

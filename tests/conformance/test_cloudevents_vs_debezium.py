@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +30,7 @@ from pgcdc.local import PostgresCluster
 from tests.conformance.cloudevents_compare import OurRegistry, assert_same_ce
 from tests.conformance.oracle import start_oracle, stop_oracle
 from tests.conformance.test_avro_vs_debezium import RawSink
-from tests.conformance.test_debezium_streaming import SCENARIOS, slot_active
+from tests.conformance.test_debezium_streaming import SCENARIOS, run_workload, slot_active
 from tests.conformance.test_zoo_vs_debezium import MODES as ZOO_MODES
 from tests.conformance.test_zoo_vs_debezium import ROWS as ZOO_ROWS
 from tests.conformance.test_zoo_vs_debezium import SETUP as ZOO_SETUP
@@ -104,17 +103,7 @@ def run_both_ce(pg: PostgresCluster, dbname: str, tmp_path: Path, setup: str, pr
         sink = (InputTee(RawSink(ours_path), key_conv, value_conv, tmp_path / "input.jsonl") if record
                 else ConvertingSink(RawSink(ours_path), key_conv, value_conv))
         with Running(config, sink=sink):
-            for stmt in workload:
-                pg.execute(stmt, dbname)
-            last, stable_since = -1, time.monotonic()
-            deadline = time.monotonic() + 90
-            while time.monotonic() < deadline:  # until Debezium's records (heartbeats aside) stop growing
-                n = _changes(theirs_path)
-                if n != last:
-                    last, stable_since = n, time.monotonic()
-                elif n and time.monotonic() - stable_since > 4 and _changes(ours_path) >= n:
-                    break
-                time.sleep(0.2)
+            run_workload(pg, dbname, workload, lambda: _changes(theirs_path), lambda: _changes(ours_path))
     finally:
         stop_oracle(oracle, theirs_path)
     if record:

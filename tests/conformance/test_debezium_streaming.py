@@ -6,6 +6,8 @@ and commit times are the same; only processing timestamps and the run id are mas
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import time
 from pathlib import Path
 from typing import Any
@@ -208,6 +210,28 @@ def lines(path: Path) -> int:
     return sum(1 for line in path.read_bytes().splitlines() if b'"topic":"__debezium-heartbeat' not in line)
 
 
+
+def run_workload(pg: PostgresCluster, dbname: str, workload: list[str], theirs: Callable[[], int],
+                 ours: Callable[[], int], done: Callable[[], bool] = lambda: False) -> None:
+    """Runs the statements, then waits (90 s at most) until Debezium's record count (`theirs`) has stood still for
+    4 s and pgcdc's (`ours`) has caught up with it, or `done` says pgcdc has stopped."""
+    ddl = any(stmt.startswith("ALTER") for stmt in workload)
+    for stmt in workload:
+        pg.execute(stmt, dbname)
+        if ddl:
+            # Both connectors read column metadata from the catalog when a Relation message arrives;
+            # give each time to do so before the next DDL changes it (Debezium has the same race).
+            time.sleep(0.7)
+    last, stable_since = -1, time.monotonic()
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        n = theirs()
+        if n != last:
+            last, stable_since = n, time.monotonic()
+        elif n and time.monotonic() - stable_since > 4 and (ours() >= n or done()):
+            break
+        time.sleep(0.2)
+
 def run_both(pg: PostgresCluster, dbname: str, tmp_path: Path, setup: str, props: dict[str, str],
              workload: list[str], snapshot: bool = False) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     pg.execute(setup, dbname)
@@ -224,23 +248,7 @@ def run_both(pg: PostgresCluster, dbname: str, tmp_path: Path, setup: str, props
         config = make_config(pg, dbname, **{**common, "name": "pgcdc", "slot.name": f"pgcdc_{dbname}",
                                             "publication.name": f"pgcdcpub_{dbname}"})
         with Running(config, sink=sink):
-            ddl = any(stmt.startswith("ALTER") for stmt in workload)
-            for stmt in workload:
-                pg.execute(stmt, dbname)
-                if ddl:
-                    # Both connectors read column metadata from the catalog when a Relation message arrives;
-                    # give each time to do so before the next DDL changes it (Debezium has the same race).
-                    time.sleep(0.7)
-            # Debezium's output is complete when it stops growing; pgcdc must then have as many records.
-            last, stable_since = -1, time.monotonic()
-            deadline = time.monotonic() + 90
-            while time.monotonic() < deadline:
-                n = lines(theirs_path)
-                if n != last:
-                    last, stable_since = n, time.monotonic()
-                elif n and time.monotonic() - stable_since > 4 and lines(ours_path) >= n:
-                    break
-                time.sleep(0.2)
+            run_workload(pg, dbname, workload, lambda: lines(theirs_path), lambda: lines(ours_path))
     finally:
         stop_oracle(oracle, theirs_path)
     return load(ours_path), load(theirs_path)

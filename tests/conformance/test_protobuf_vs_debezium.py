@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,7 @@ from tests.conformance.compare import SNAPSHOT_FIELDS
 from tests.conformance.oracle import PROTOBUF, start_oracle, stop_oracle
 from tests.conformance.test_avro_vs_debezium import RawSink, _lines
 from tests.conformance.test_debezium_streaming import (MORE_SETUP, MORE_WORKLOAD, SCENARIOS, TYPES_SETUP,
-                                                        TYPES_WORKLOAD, slot_active)
+                                                        TYPES_WORKLOAD, run_workload, slot_active)
 from tests.conformance.test_types_more import BC_SETUP, BC_WORKLOAD, TIME_MODES
 from tests.conformance.test_zoo_vs_debezium import (ARRAYS_ROWS, DOMAIN_ARRAYS, DOMAIN_VALUES, MODES,
                                                      NUMERIC_VALUES, ROWS, SETUP)
@@ -77,20 +76,7 @@ def run_both(pg: PostgresCluster, dbname: str, tmp_path: Path, setup: str, props
         key_conv, value_conv, _ = make_converters(config, lambda: False)
         sink = ConvertEachSink(ours_path, key_conv, value_conv)
         with Running(config, sink=ConvertingSink(sink, None, None)):  # converting already: not wrapped again
-            ddl = any(stmt.startswith("ALTER") for stmt in workload)
-            for stmt in workload:
-                pg.execute(stmt, dbname)
-                if ddl:
-                    time.sleep(0.7)
-            last, stable_since = -1, time.monotonic()
-            deadline = time.monotonic() + 90
-            while time.monotonic() < deadline:
-                n = len(_lines(theirs_path))
-                if n != last:
-                    last, stable_since = n, time.monotonic()
-                elif n and time.monotonic() - stable_since > 4 and len(_lines(ours_path)) >= n:
-                    break
-                time.sleep(0.2)
+            run_workload(pg, dbname, workload, lambda: len(_lines(theirs_path)), lambda: len(_lines(ours_path)))
     finally:
         stop_oracle(oracle, theirs_path)
     ours = _lines(ours_path)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ from pgcdc.sink import Headers
 from pgcdc.sink.file import FileSink
 from tests.conformance.compare import compare, load
 from tests.conformance.oracle import start_oracle, stop_oracle
-from tests.conformance.test_debezium_streaming import lines, slot_active
+from tests.conformance.test_debezium_streaming import lines, run_workload, slot_active
 from tests.harness import Running, make_config, wait_for
 
 U = "io.debezium.transforms.ExtractNewRecordState"
@@ -258,17 +257,7 @@ def run_recorded(pg: PostgresCluster, dbname: str, tmp_path: Path, setup: str, p
                 stack.enter_context(Running(make_config(pg, dbname, **{
                     **raw, "name": "raw", "slot.name": f"raw_{dbname}", "publication.name": f"pgcdcpub_{dbname}"}),
                     sink=RawSink(tmp_path / "input.jsonl")))
-            for stmt in workload:
-                pg.execute(stmt, dbname)
-            last, stable_since = -1, time.monotonic()
-            deadline = time.monotonic() + 90
-            while time.monotonic() < deadline:
-                n = lines(theirs_path)
-                if n != last:
-                    last, stable_since = n, time.monotonic()
-                elif n and time.monotonic() - stable_since > 4 and lines(ours_path) >= n:
-                    break
-                time.sleep(0.2)
+            run_workload(pg, dbname, workload, lambda: lines(theirs_path), lambda: lines(ours_path))
     finally:
         stop_oracle(oracle, theirs_path)
     if record:
