@@ -4,7 +4,8 @@ Each workload's rows are streamed once into a sink that keeps the records (JsonC
 writes them), then each record goes through the stages of the Avro path and the time of each is taken in this
 thread's CPU time (best of `--repeat`; the machines are shared, and CPU time moves less with the load than wall
 time): cutting the payload out of JsonConverter's bytes and parsing it (`split+loads`), JsonConverter's form to
-fastavro's datum (`datum`, less the parse it starts from), fastavro writing the value (`fastavro`), and the whole
+fastavro's datum (`datum`, less the parse it starts from), fastavro writing the value (`fastavro`), spavro writing
+it (`spavro`, the converters' writer: pgcdc/converters/avro_writer.py), and the whole
 value and key as the converting sink does them (`value`, `key`: all of the above plus the Confluent header).
 `tagged` is fastavro writing the same value with every non-null optional primitive given as its union branch
 `(name, value)`, and `tagging` what giving them costs in Python. Prints µs per event.
@@ -27,6 +28,7 @@ from stream import WORKLOADS, write_workload  # benchmarks/ is first on sys.path
 
 from pgcdc.config import build_config
 from pgcdc.converters.avro_schema import avro_schema_text, datum_function, writer_schema
+from pgcdc.converters.avro_writer import avro_writer
 from pgcdc.converters.sink import _Side, make_converters, split_json
 from pgcdc.local import PostgresCluster
 from pgcdc.runner import Connector
@@ -107,6 +109,9 @@ def measure(records: list[tuple[str, bytes, bytes]], repeat: int) -> dict[str, f
     payloads = [split_json(v)[1] for v in values]
     datums = [datum(orjson.loads(p)) for p in payloads]
     tagged = [datum(orjson.loads(p)) for p in payloads]
+    plain_datum = datum_function(schema, tuples=False) or (lambda v: v)
+    plains = [plain_datum(orjson.loads(p)) for p in payloads]
+    spavro_write = avro_writer(avro_schema_text(schema), b"")
     tag = tagger(writer_schema(avro_schema_text(schema)), {})
     config = build_config({"name": "cost", "topic.prefix": "bench", "database.hostname": "127.0.0.1",
                            "database.user": "u", "database.dbname": "d", "bootstrap.servers": "127.0.0.1:9",
@@ -138,6 +143,10 @@ def measure(records: list[tuple[str, bytes, bytes]], repeat: int) -> dict[str, f
                 out.getvalue()
         return run
 
+    def spavro_run() -> None:
+        for d in plains:
+            spavro_write(d)
+
     def tagging() -> None:
         for p in payloads:
             tag(datum(orjson.loads(p)))
@@ -154,7 +163,8 @@ def measure(records: list[tuple[str, bytes, bytes]], repeat: int) -> dict[str, f
     for d in tagged:
         tag(d)
     return {"split+loads": cpu(loads, n, repeat), "datum": cpu(to_datum, n, repeat) - cpu(parse, n, repeat),
-            "fastavro": cpu(fastavro_of(datums), n, repeat), "tagged": cpu(fastavro_of(tagged), n, repeat),
+            "fastavro": cpu(fastavro_of(datums), n, repeat), "spavro": cpu(spavro_run, n, repeat),
+            "tagged": cpu(fastavro_of(tagged), n, repeat),
             "tagging": cpu(tagging, n, repeat) - cpu(to_datum, n, repeat),
             "value": cpu(side(value_side, 2), n, repeat), "key": cpu(side(key_side, 1), n, repeat)}
 
@@ -168,7 +178,7 @@ def main() -> None:
     names = args.workloads.split(",")
     with PostgresCluster() as pg:
         captured = {name: capture(pg, name, args.rows) for name in names}
-    print(f"{'workload':10} " + " ".join(f"{c:>11}" for c in ("split+loads", "datum", "fastavro", "tagged",
+    print(f"{'workload':10} " + " ".join(f"{c:>11}" for c in ("split+loads", "datum", "fastavro", "spavro", "tagged",
                                                               "tagging", "value", "key")), flush=True)
     for name in names:
         cost = measure(captured[name], args.repeat)

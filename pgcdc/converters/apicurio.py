@@ -20,7 +20,6 @@ schema must already be registered (looked up by content).
 
 from __future__ import annotations
 
-import io
 import logging
 import struct
 import time
@@ -28,10 +27,10 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 from urllib.parse import quote
 
-import fastavro
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 
-from pgcdc.converters.avro_schema import avro_schema_text, datum_function, writer_schema
+from pgcdc.converters.avro_schema import avro_schema_text, datum_function
+from pgcdc.converters.avro_writer import avro_writer
 from pgcdc.converters.settings import APICURIO_AVRO, ConverterSpec
 from pgcdc.errors import ConfigError, SinkError
 
@@ -182,29 +181,26 @@ class PreparedApicurio:
             raise SinkError(f"{conv.side}.converter: {APICURIO_AVRO} needs the record's schema")
         self.conv = conv
         self.text = avro_schema_text(schema)
-        self.datum = datum_function(schema)  # None: JsonConverter's form is already fastavro's datum
-        self.topics: dict[str, tuple[bytes, Any, tuple[tuple[str, bytes], ...]]] = {}
+        self.datum = datum_function(schema, tuples=False)  # None: JsonConverter's form is already the datum
+        self.topics: dict[str, tuple[Callable[[Any], bytes], tuple[tuple[str, bytes], ...]]] = {}
 
-    def _topic(self, topic: str) -> tuple[bytes, Any, tuple[tuple[str, bytes], ...]]:
+    def _topic(self, topic: str) -> tuple[Callable[[Any], bytes], tuple[tuple[str, bytes], ...]]:
         conv = self.conv
         schema_id, text = conv.schema_id(conv.artifact(topic), self.text)
-        parsed = fastavro.parse_schema(writer_schema(text))
         headers: tuple[tuple[str, bytes], ...] = ()
         if conv.writes_headers:
             headers = ((conv.id_header, self._LONG.pack(schema_id)), conv.encoding_header)
-        entry = self.topics[topic] = (b"" if conv.writes_headers else conv.frame.pack(0, schema_id), parsed, headers)
+        frame = b"" if conv.writes_headers else conv.frame.pack(0, schema_id)
+        entry = self.topics[topic] = (avro_writer(text, frame), headers)
         return entry
 
     def headers(self, topic: str) -> tuple[tuple[str, bytes], ...]:
         """The Kafka headers of this schema's records on `topic` (none unless headers.enabled)."""
-        return self.topics[topic][2]
+        return self.topics[topic][1]
 
     def __call__(self, topic: str, value: Any) -> bytes | None:
         if value is None:
             return None
-        entry = self.topics.get(topic) or self._topic(topic)
-        out = io.BytesIO()
-        out.write(entry[0])
+        write = (self.topics.get(topic) or self._topic(topic))[0]
         datum = self.datum
-        fastavro.schemaless_writer(out, entry[1], value if datum is None else datum(value))
-        return out.getvalue()
+        return write(value if datum is None else datum(value))

@@ -1,14 +1,13 @@
 """Confluent's AvroConverter: Confluent wire format (magic byte 0, 4-byte schema id, Avro binary), the schema
 registered in a Schema Registry (Confluent's or any serving its API) through confluent-kafka's client
-(subjects.py, registry.py), the record encoded by fastavro.
+(subjects.py, registry.py), the record encoded by spavro (avro_writer.py).
 
-Each schema version is compiled once (Avro text, fastavro writer schema, datum function) and registered once
+Each schema version is compiled once (Avro text, writer, datum function) and registered once
 per subject in this process.
 """
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable
 from typing import Any
 
@@ -16,6 +15,7 @@ import fastavro
 from confluent_kafka.serialization import SerializationContext
 
 from pgcdc.converters.avro_schema import avro_schema_text, datum_function, writer_schema
+from pgcdc.converters.avro_writer import avro_writer
 from pgcdc.converters.settings import ConverterSpec
 from pgcdc.converters.subjects import HEADER, RegistryConverter
 from pgcdc.errors import SinkError
@@ -46,31 +46,27 @@ class PreparedAvro:
         self.conv = conv
         self.connect_schema = schema
         self.text = avro_schema_text(schema)
-        self.datum = datum_function(schema)  # None: JsonConverter's form is already fastavro's datum
+        self.datum = datum_function(schema, tuples=False)  # None: JsonConverter's form is already the datum
         self.record_name = schema.get("name")
-        self.subjects: dict[str, tuple[bytes, Any]] = {}  # topic -> (wire header, parsed writer schema)
+        self.subjects: dict[str, Callable[[Any], bytes]] = {}  # topic -> its writer (wire header, Avro binary)
 
-    def _subject(self, topic: str) -> tuple[bytes, Any]:
+    def _subject(self, topic: str) -> Callable[[Any], bytes]:
         conv = self.conv
         subject = conv.strategy(SerializationContext(topic, conv.field), self.record_name)
         if subject is None:  # a record-name strategy and a schema without a name (never a Debezium struct)
             raise SinkError(f"{conv.side}.converter: topic {topic}: the subject name strategy needs a named schema")
         schema_id, text = conv.schema_id(subject, self.text)
-        parsed = fastavro.parse_schema(writer_schema(text))
-        entry = self.subjects[topic] = (HEADER.pack(0, schema_id), parsed)
-        conv.written[entry[0]] = parsed
-        return entry
+        header = HEADER.pack(0, schema_id)
+        conv.written[header] = fastavro.parse_schema(writer_schema(text))  # for readers of the records
+        write = self.subjects[topic] = avro_writer(text, header)
+        return write
 
     def __call__(self, topic: str, value: Any) -> bytes | None:
         if value is None:
             return None
-        entry = self.subjects.get(topic)
-        if entry is None:
-            entry = self._subject(topic)
-        header, parsed = entry
-        out = io.BytesIO()
-        out.write(header)
+        write = self.subjects.get(topic)
+        if write is None:
+            write = self._subject(topic)
         datum = self.datum
-        fastavro.schemaless_writer(out, parsed, value if datum is None else datum(value))
-        return out.getvalue()
+        return write(value if datum is None else datum(value))
 

@@ -248,9 +248,10 @@ def _float(v: Any) -> Any:
     return float(v) if type(v) is str else v  # "NaN", "Infinity", "-Infinity"
 
 
-def datum_function(s: dict[str, Any]) -> Datum | None:
-    """JsonConverter's JSON form of a value of `s` -> the datum fastavro writes (None: the value as it is). A
-    struct's fields are changed in place: the value is the caller's own, freshly parsed."""
+def datum_function(s: dict[str, Any], tuples: bool = True) -> Datum | None:
+    """JsonConverter's JSON form of a value of `s` -> the datum an Avro writer takes (None: the value as it is).
+    A struct's fields are changed in place: the value is the caller's own, freshly parsed. `tuples`: an optional
+    struct as fastavro's (name, datum) union notation (spavro, avro_writer.py, takes the plain dict)."""
     t = s["type"]
     if t in ("float", "double"):
         return _float
@@ -258,12 +259,12 @@ def datum_function(s: dict[str, Any]) -> Datum | None:
         b64 = base64.b64decode
         return lambda v: None if v is None else b64(v)
     if t == "array":
-        item = datum_function(s["items"])
+        item = datum_function(s["items"], tuples)
         if item is None:
             return None
         return lambda v: None if v is None else [None if x is None else item(x) for x in v]
     if t == "map":
-        kf, vf = datum_function(s["keys"]), datum_function(s["values"])
+        kf, vf = datum_function(s["keys"], tuples), datum_function(s["values"], tuples)
         if _string_keys(s):
             if vf is None:
                 return None
@@ -273,10 +274,10 @@ def datum_function(s: dict[str, Any]) -> Datum | None:
         return lambda v: None if v is None else [
             {"key": None if k is None else kc(k), "value": None if x is None else vc(x)} for k, x in v]
     if t == "struct":
-        work = [(f["field"], fn) for f in s["fields"] if (fn := datum_function(f)) is not None]
+        work = [(f["field"], fn) for f in s["fields"] if (fn := datum_function(f, tuples)) is not None]
         # An optional struct is a union with null: fastavro takes the branch named in a (name, datum) tuple
         # instead of validating the datum against each branch (half the cost of a change event).
-        union_name = (s.get("name") or f"{NAMESPACE}.{DEFAULT_NAME}") if s.get("optional") else None
+        union_name = (s.get("name") or f"{NAMESPACE}.{DEFAULT_NAME}") if s.get("optional") and tuples else None
         if not work and union_name is None:
             return None
 
