@@ -77,19 +77,20 @@ def _latest_per_key(df: DataFrame, keys: tuple[str, ...], unavailable: dict[str,
     """Each key's newest row. A value that is the unchanged-TOAST placeholder is the key's newest real value of
     that column instead, when one is there from after the key's last delete (toast.py)."""
     others = [c for c in df.columns if c not in keys]
+    known_of = {c: f"__known{i}" for i, c in enumerate(unavailable)}  # the column's newest real value
     aggs = [F.max_by(F.struct(*[F.col(f"`{c}`") for c in others]), F.col(POS)).alias("__row")]
     if unavailable:
         live = ~F.col(DELETED)
         aggs.append(F.max(F.when(F.col(DELETED), F.col(POS))).alias("__gone"))
         aggs += [F.max_by(F.struct(F.col(POS).alias("p"), F.col(f"`{c}`").alias("v")),
-                          F.when(live & ~test(F.col(f"`{c}`")), F.col(POS))).alias(f"__known{i}")
-                 for i, (c, test) in enumerate(unavailable.items())]
+                          F.when(live & ~test(F.col(f"`{c}`")), F.col(POS))).alias(known_of[c])
+                 for c, test in unavailable.items()]
     folded = df.groupBy(*[F.col(f"`{k}`") for k in keys]).agg(*aggs)
     cols = []
     for c in others:
         value = F.col("__row").getField(c)
         if c in unavailable:
-            known = F.col(f"__known{list(unavailable).index(c)}")
+            known = F.col(known_of[c])
             usable = known.isNotNull() & (F.col("__gone").isNull() | (known.getField("p") > F.col("__gone")))
             value = F.when(unavailable[c](value) & usable, known.getField("v")).otherwise(value)
         cols.append(value.alias(c))
