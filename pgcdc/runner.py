@@ -291,6 +291,8 @@ class Connector:
             binary_mode=c.binary_handling_mode,
             # rows alone to the chain's compiled path; not when a tap must see each envelope first
             rows=sink.row_sender if isinstance(sink, TransformingSink) else None,
+            # events as their parts to the value converter's own writer (Confluent's AvroConverter)
+            events=sink.event_sender if isinstance(sink, ConvertingSink) else None,
         )
         stack.callback(capture.streams.close)
         if c.signal_data_collection or {"kafka", "file"} & set(c.signal_enabled_channels):

@@ -18,6 +18,7 @@ import orjson
 from pgcdc.capture.incremental import IncrementalSnapshot
 from pgcdc.capture.java_order import java_hashmap_order
 from pgcdc.capture.position import Position, ResumePoint
+from pgcdc.capture.events import EventSenders, event_emitter, sequence_text
 from pgcdc.capture.rows import RowSenders, row_emitter
 from pgcdc.capture.streamed import StreamedTransactions
 from pgcdc.lsn import PG_EPOCH_US, format_lsn
@@ -56,7 +57,7 @@ class ChangeCapture:
                  message_filter: Callable[[str], bool] | None = None,
                  transaction_topic: str | None = None, unpublished_operations: frozenset[str] = frozenset(),
                  streaming_snapshot: str | None = "false", binary_mode: str = "bytes",
-                 rows: RowSenders | None = None) -> None:
+                 rows: RowSenders | None = None, events: EventSenders | None = None) -> None:
         self.sink = sink
         self.streaming_snapshot = streaming_snapshot  # source.snapshot of streamed events (EnvelopeSettings)
         self.message_filter = message_filter  # message.prefix.include/exclude.list: True keeps the prefix
@@ -120,11 +121,14 @@ class ChangeCapture:
         self._table_templates: dict[TableEvents, template.TableTemplate] = {}
         self._templates: dict[TableEvents, bytes] = {}
         self._dumps = connect.dumps
-        # `rows`: the transforming sink's senders of `after` rows alone (capture/rows.py), per table version.
-        # Not with transaction metadata: the transaction block counts every event once, on the whole path.
+        # `rows`: the transforming sink's senders of `after` rows alone (capture/rows.py); `events`: the
+        # converting sink's senders of events as their parts (capture/events.py); per table version. Not with
+        # transaction metadata: the transaction block counts every event once, on the whole path.
         self._row_senders: dict[TableEvents, Any] = {}
         if rows is not None and not transaction_metadata:
             self._emit = row_emitter(self, rows)  # type: ignore[method-assign]
+        elif events is not None and not transaction_metadata:
+            self._emit = event_emitter(self, events)  # type: ignore[method-assign]
 
     def handle(self, msg: Any, lsn: int, payload: bytes | memoryview = b"") -> None:
         """One decoded message at `lsn`; `payload` is its raw bytes (kept for streamed transactions)."""
@@ -229,8 +233,7 @@ class ChangeCapture:
     def _source_block(self, schema: str, table: str, lsn: int, xid: int | None) -> dict[str, Any]:
         commit_us = self.commit_us
         last = self.last_commit_lsn
-        return self._source_fields(schema, table, lsn, xid, commit_us // 1000,
-                                   f'["{last}","{lsn}"]' if last is not None else f'[null,"{lsn}"]',
+        return self._source_fields(schema, table, lsn, xid, commit_us // 1000, sequence_text(last, lsn),
                                    commit_us, commit_us * 1000)
 
     def _source_fields(self, schema: str, table: str, lsn: Any, xid: Any, ts_ms: Any, sequence: Any, ts_us: Any,

@@ -14,6 +14,7 @@ from typing import Any
 import fastavro
 from confluent_kafka.serialization import SerializationContext
 
+from pgcdc.converters.avro_events import AvroEvents
 from pgcdc.converters.avro_schema import avro_schema_text, datum_function, writer_schema
 from pgcdc.converters.avro_writer import avro_writer
 from pgcdc.converters.settings import ConverterSpec
@@ -37,7 +38,7 @@ class AvroConverter(RegistryConverter):
 class PreparedAvro:
     """One Connect schema: its Avro text and datum function, and per subject the id and the fastavro writer."""
 
-    __slots__ = ("connect_schema", "conv", "datum", "record_name", "subjects", "text")
+    __slots__ = ("connect_schema", "conv", "datum", "headers", "record_name", "subjects", "text")
 
     def __init__(self, conv: AvroConverter, schema: dict[str, Any] | None) -> None:
         if schema is None:
@@ -49,6 +50,7 @@ class PreparedAvro:
         self.datum = datum_function(schema, tuples=False)  # None: JsonConverter's form is already the datum
         self.record_name = schema.get("name")
         self.subjects: dict[str, Callable[[Any], bytes]] = {}  # topic -> its writer (wire header, Avro binary)
+        self.headers: dict[str, bytes] = {}  # topic -> its wire header
 
     def _subject(self, topic: str) -> Callable[[Any], bytes]:
         conv = self.conv
@@ -56,10 +58,23 @@ class PreparedAvro:
         if subject is None:  # a record-name strategy and a schema without a name (never a Debezium struct)
             raise SinkError(f"{conv.side}.converter: topic {topic}: the subject name strategy needs a named schema")
         schema_id, text = conv.schema_id(subject, self.text)
-        header = HEADER.pack(0, schema_id)
+        header = self.headers[topic] = HEADER.pack(0, schema_id)
         conv.written[header] = fastavro.parse_schema(writer_schema(text))  # for readers of the records
         write = self.subjects[topic] = avro_writer(text, header)
         return write
+
+    def events(self) -> AvroEvents | None:
+        """A writer of this schema's change events from their parts (avro_events.py), or None: not an envelope,
+        or the records are written with the registry's latest schema (use.latest.version), known only later."""
+        if self.conv.use_latest or not AvroEvents.fits(self.connect_schema):
+            return None
+        return AvroEvents(self.connect_schema, self.text)
+
+    def header(self, topic: str) -> bytes:
+        """`topic`'s wire header, the schema registered (or looked up) under its subject on first use."""
+        if topic not in self.subjects:
+            self._subject(topic)
+        return self.headers[topic]
 
     def __call__(self, topic: str, value: Any) -> bytes | None:
         if value is None:

@@ -58,6 +58,21 @@ class _Side:
         """The Kafka headers the converter wrote for the last record (Apicurio's ids with headers.enabled)."""
         return self.current.headers(topic) if self.current is not None else ()
 
+    def prepare(self, topic: str, schema: bytes) -> Any:
+        """The prepared converter of a schema's JSON: compiled once per schema version (and, on first use per
+        subject, registered)."""
+        prepared = self.prepared.get(schema)
+        if prepared is None:
+            try:
+                prepared = self.converter.prepare(schema if self.text else orjson.loads(schema))
+            except PgcdcError:
+                raise
+            except Exception as exc:
+                raise ConversionError(f"{self.side}.converter: topic {topic}: no {self.name} form of its "
+                                      f"schema: {exc}") from None
+            self.prepared[schema] = prepared
+        return prepared
+
     def __call__(self, topic: str, data: bytes | None, headers: Headers | None = None) -> bytes | None:
         if data is None:
             self.current = None
@@ -70,16 +85,7 @@ class _Side:
             payload: bytes | memoryview = memoryview(data)[len(last):-1]
         else:
             schema, payload = split_json(data)
-            prepared = self.prepared.get(schema)
-            if prepared is None:  # a new schema version: compiled (and, on first use per subject, registered) once
-                try:
-                    prepared = self.converter.prepare(schema if self.text else orjson.loads(schema))
-                except PgcdcError:
-                    raise
-                except Exception as exc:
-                    raise ConversionError(f"{self.side}.converter: topic {topic}: no {self.name} form of its "
-                                          f"schema: {exc}") from None
-                self.prepared[schema] = prepared
+            prepared = self.prepare(topic, schema)
             self.last = _START + schema + _PAYLOAD
             self.last_prepared = prepared
         self.current = prepared
@@ -135,6 +141,18 @@ class ConvertingSink:
             headers = [*(headers or ()), *(h for side in self._with_headers for h in side.written(topic))]
         self.sink.send(topic, key, value, headers, partition)
 
+    def event_sender(self, topic: str, head: bytes) -> EventSend | None:
+        """A sender of `topic`'s streamed change events from their parts (capture/events.py), for the envelope
+        whose JsonConverter bytes start with `head` (`{"schema":…,"payload":`); None where the value converter
+        has no such writer (only Confluent's AvroConverter has) or a converter writes Kafka headers."""
+        side = self._value
+        if side is None or self._with_headers or not (head.startswith(_START) and head.endswith(_PAYLOAD)):
+            return None
+        prepared = side.prepare(topic, head[len(_START):-len(_PAYLOAD)])
+        events = getattr(prepared, "events", None)
+        writer = events() if events is not None else None
+        return EventSend(self, topic, writer, prepared) if writer is not None else None
+
     def flush(self) -> None:
         self.sink.flush()
 
@@ -146,3 +164,46 @@ class ConvertingSink:
 
     def __setattr__(self, name: str, value: Any) -> None:  # keepalive, set by the runner
         setattr(self.sink, name, value)
+
+
+class EventSend:
+    """One table version's change events, written by the value converter's writer from their parts (its
+    `transaction(source, token)` once per transaction) and sent with the key and headers converted as `send`
+    does."""
+
+    __slots__ = ("header", "key", "prepared", "send", "topic", "writer")
+
+    def __init__(self, sink: ConvertingSink, topic: str, writer: Any, prepared: Any) -> None:
+        self.topic = topic
+        self.writer = writer
+        self.prepared = prepared
+        self.key = sink._key
+        self.header = sink._header
+        self.send = sink.sink.send
+
+    @property
+    def txn(self) -> Any:
+        return self.writer.txn
+
+    def transaction(self, source: dict[str, Any], token: Any) -> None:
+        self.writer.transaction(source, token)
+
+    def __call__(self, key: bytes | None, headers: Headers, op: str, before: Any, after: Any, sequence: str,
+                 lsn: int, now_ns: int) -> None:
+        topic = self.topic
+        if self.header is not None and headers:
+            convert = self.header
+            headers = [(name, convert(topic, data)) for name, data in headers]
+        if self.key is not None:
+            key = self.key(topic, key, headers)
+        writer = self.writer
+        if not writer.header:  # registered on first use, after the key's schema, in Kafka Connect's order
+            writer.header = self.prepared.header(topic)
+        try:
+            value = writer(op, before, after, sequence, lsn, now_ns)
+        except PgcdcError:
+            raise
+        except Exception as exc:  # a value its own schema does not describe: a bug, named in one line
+            raise ConversionError(f"value.converter: topic {topic}: cannot write a record: "
+                                  f"{' '.join(str(exc).split())[:200]}") from None
+        self.send(topic, key, value, headers, None)

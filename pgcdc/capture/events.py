@@ -1,0 +1,61 @@
+"""Streamed changes handed to the sink as their parts (rows, op, LSN), when its value converter writes the record
+from them (converters/avro_events.py: Confluent's AvroConverter).
+
+The converting sink would otherwise take the envelope's JsonConverter bytes, written from the table's template,
+and parse them again before encoding: the source block, the same for a whole transaction but for its two LSN
+fields, would be rendered and parsed per event. Here the sink's `EventSend` for the table version (looked up once)
+takes the rows, the op and the LSN per event, and the transaction's source block once per transaction. What it
+does not take (extra headers, a table without a usable template, another converter) is emitted whole, as before.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from pgcdc.envelope.table import TableEvents
+
+if TYPE_CHECKING:
+    from pgcdc.capture.changes import ChangeCapture
+
+# (topic, envelope bytes up to the payload) -> an EventSend (converters/sink.py), or None
+EventSenders = Callable[[str, bytes], Any]
+Emit = Callable[..., None]
+_UNKNOWN = object()
+
+
+def sequence_text(last_commit_lsn: int | None, lsn: int) -> str:
+    """Debezium's `source.sequence`: the last commit's end LSN (null before any) and the event's, as strings."""
+    return f'["{last_commit_lsn}","{lsn}"]' if last_commit_lsn is not None else f'[null,"{lsn}"]'
+
+
+def event_emitter(capture: ChangeCapture, senders: EventSenders) -> Emit:
+    """An `_emit` for `capture` that hands events to the sink's `senders` where they take them."""
+    emit = capture._emit  # the whole event
+    known: dict[TableEvents, Any] = capture._row_senders
+    headers = capture.headers
+
+    def emit_event(t: TableEvents, op: str, before: Any, after: Any, key: bytes | None, lsn: int,
+                   extra: list[tuple[str, bytes]] | None = None) -> None:
+        if extra is None:
+            send = known.get(t, _UNKNOWN)
+            if send is _UNKNOWN:  # cold path: once per table version
+                if t not in capture._templates:
+                    capture._template(t)  # what the whole path would make for this event
+                tpl = capture._table_templates.get(t)
+                # Only where the envelope is written from its template: the same source block and rows.
+                send = known[t] = senders(t.topic, t.value_wrap.prefix) if tpl is not None and tpl.usable else None
+            if send is not None:
+                last = capture.last_commit_lsn
+                token = (capture.xid, capture.commit_us, last)
+                if send.txn != token:
+                    send.transaction(capture._source(t, lsn), token)
+                send(key, headers, op, before, after, sequence_text(last, lsn), lsn, time.time_ns())
+                capture.events += 1
+                capture.tx_events += 1
+                capture.last_lsn = lsn
+                return
+        emit(t, op, before, after, key, lsn, extra)
+
+    return emit_event

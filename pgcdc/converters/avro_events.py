@@ -1,0 +1,109 @@
+"""Streamed change events in Confluent's Avro wire format, written from the event's parts instead of its JSON.
+
+The converting sink's general path takes a record as the envelope's JsonConverter bytes, parses the payload and
+has spavro write the whole datum. For a streamed change that means the source block's fields, the same for every
+event of a transaction but `sequence` and `lsn`, are rendered as JSON, parsed and written again per event (about
+half of an Avro event's cost on a narrow table). Here (capture/events.py hands over the rows, the op and the LSN)
+spavro writes a transaction's source fields once per transaction and table, and per event only the rows, the two
+LSN fields, the op and the timestamps.
+
+Every byte is still spavro's: Avro's binary encoding of a record is its fields' encodings in schema order, with
+nothing between them (Avro specification, "Binary Encoding", records), so the envelope's fields written in
+groups, in order, are the bytes spavro writes for the whole record. The layout is checked once per table version
+(the envelope's eight fields, `sequence` before `lsn` in the source block); any other schema keeps the general
+path.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+import spavro.schema
+from spavro.fast_binary import get_writer
+
+from pgcdc.converters.avro_schema import datum_function, writer_schema
+
+ENVELOPE = ("before", "after", "source", "transaction", "op", "ts_ms", "ts_us", "ts_ns")
+_PER_EVENT = ("sequence", "lsn")  # the source fields that change within a transaction
+Write = Callable[[Any, Any], None]  # spavro: (file, datum)
+
+
+def _record_writer(fields: list[Any]) -> Write:
+    """spavro's writer of a record made of `fields` (spavro Field objects): their encodings, in order."""
+    return get_writer({"type": "record", "name": "Fields",
+                       "fields": [{"name": f.name, "type": f.type.to_json()} for f in fields]})
+
+
+class AvroEvents:
+    """One table version's change-event values. `transaction(source)` once per transaction with its source block
+    (whatever its `sequence` and `lsn`), then `self(op, before, after, sequence, lsn, now_ns)` per event, the rows
+    as the envelope holds them (JsonConverter's form). `header` (the wire format's magic byte and schema id) is
+    set by the caller before the first event."""
+
+    __slots__ = ("_after", "_before", "_head", "_mid", "_ops", "_row", "_segments", "_tail", "_ts", "header",
+                 "lsn_w", "seq_w", "txn")
+
+    def __init__(self, connect_schema: dict[str, Any], avro_text: str) -> None:
+        envelope = spavro.schema.parse(orjson.dumps(writer_schema(avro_text)).decode())
+        fields = {f.name: f for f in envelope.fields}
+        source = fields["source"].type.fields
+        names = [f.name for f in source]
+        seq, lsn = names.index("sequence"), names.index("lsn")
+        # The source fields in three runs around the two per-event ones, each written once per transaction.
+        self._segments = (_record_writer(source[:seq]), _record_writer(source[seq + 1:lsn]),
+                          _record_writer(source[lsn + 1:]))
+        self.seq_w = get_writer(source[seq].type.to_json())
+        self.lsn_w = get_writer(source[lsn].type.to_json())
+        self._before = get_writer(fields["before"].type.to_json())
+        self._after = get_writer(fields["after"].type.to_json())
+        self._ts = _record_writer([fields["ts_ms"], fields["ts_us"], fields["ts_ns"]])
+        row = datum_function(next(f for f in connect_schema["fields"] if f["field"] == "after"), tuples=False)
+        self._row: Callable[[Any], Any] = row if row is not None else (lambda v: v)
+        # `transaction` (null: this path is not taken with transaction metadata) and `op`, per op.
+        tail = _record_writer([fields["transaction"], fields["op"]])
+        self._ops = {op: _bytes(tail, {"transaction": None, "op": op}) for op in "cudtr"}
+        self.header = b""
+        self.txn: Any = None  # the transaction `transaction` was last called for (the caller's token)
+        self._head = self._mid = b""
+        self._tail: dict[str, bytes] = {}
+
+    @staticmethod
+    def fits(connect_schema: dict[str, Any]) -> bool:
+        """Whether `connect_schema` is a change-event envelope laid out as this writer expects."""
+        fields = connect_schema.get("fields") or ()
+        if tuple(f.get("field") for f in fields) != ENVELOPE:
+            return False
+        names = [f.get("field") for f in fields[2].get("fields") or ()]
+        return all(names.count(n) == 1 for n in _PER_EVENT) and names.index("sequence") < names.index("lsn")
+
+    def transaction(self, source: dict[str, Any], token: Any) -> None:
+        """Write the source fields of the transaction `token` names (`source`: any of its events' block)."""
+        head, mid, end = self._segments
+        self._head, self._mid = _bytes(head, source), _bytes(mid, source)
+        end_bytes = _bytes(end, source)
+        self._tail = {op: end_bytes + b for op, b in self._ops.items()}
+        self.txn = token
+
+    def __call__(self, op: str, before: Any, after: Any, sequence: str, lsn: int, now_ns: int) -> bytes:
+        row, loads, dumps = self._row, orjson.loads, orjson.dumps
+        out = io.BytesIO()
+        write = out.write
+        write(self.header)
+        self._before(out, None if before is None else row(loads(dumps(before))))
+        self._after(out, None if after is None else row(loads(dumps(after))))
+        write(self._head)
+        self.seq_w(out, sequence)
+        write(self._mid)
+        self.lsn_w(out, lsn)
+        write(self._tail[op])
+        self._ts(out, {"ts_ms": now_ns // 1_000_000, "ts_us": now_ns // 1000, "ts_ns": now_ns})
+        return out.getvalue()
+
+
+def _bytes(write: Write, datum: Any) -> bytes:
+    out = io.BytesIO()
+    write(out, datum)
+    return out.getvalue()

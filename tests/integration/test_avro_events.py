@@ -1,0 +1,120 @@
+"""Streamed changes in Avro written from their parts (converters/avro_events.py, capture/events.py) are the
+records the general path writes: the same changes captured twice, once each way, decode to the same datums
+(all but the event's own timestamps), each record's bytes are spavro's whole-record bytes for its decoded datum,
+and the parts path was the one taken. Extreme and special values in every column; two tables in one
+transaction, several transactions, updates with their before row, deletes."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import fastavro
+import pytest
+
+from pgcdc.converters import sink as converting
+from pgcdc.converters.avro_schema import writer_schema
+from pgcdc.converters.avro_writer import avro_writer
+from pgcdc.converters.sink import ConvertingSink, make_converters
+from pgcdc.local import PostgresCluster
+from pgcdc.sink.memory import DropSink
+from tests.harness import Running, make_config, wait_for
+
+AVRO = "io.confluent.connect.avro.AvroConverter"
+
+TABLE = """
+CREATE TABLE t (id int PRIMARY KEY, i2 smallint, i8 bigint, f4 real, f8 double precision, n numeric,
+  n3 numeric(12,3), s text, b bytea, bo boolean, ts timestamp, tz timestamptz, d date, tm time,
+  fa float8[], ia int[], ta text[], j jsonb, u uuid, iv interval, m money);
+ALTER TABLE t REPLICA IDENTITY FULL;
+CREATE TABLE u (id bigint PRIMARY KEY, v text);
+"""
+
+ROWS = [
+    "(1, -32768, -9223372036854775808, 'NaN', 'NaN', 0, -999999999.999, '', '\\x', false,"
+    " '0001-01-01 00:00:00', '0001-01-01 00:00:00+00', '0001-01-01', '00:00:00',"
+    " '{NaN,Infinity,-Infinity,-0}', '{}', '{\"\",NULL}', '{}', '00000000-0000-0000-0000-000000000000',"
+    " '-178000000 years', '-92233720368547758.08')",
+    "(2, 32767, 9223372036854775807, 'Infinity', '-Infinity', 1e-40, 999999999.999, 'é\\u2028\"\\\\', '\\xff00',"
+    " true, '9999-12-31 23:59:59.999999', '9999-12-31 23:59:59.999999+00', '9999-12-31', '24:00:00',"
+    " '{1e308,4.9e-324,1e23,NULL}', '{-2147483648,2147483647,NULL}', '{\"a b\",\"\\\\\"}',"
+    " '{\"k\": [1.5e300, null, \"\"]}', 'ffffffff-ffff-ffff-ffff-ffffffffffff', '178000000 years',"
+    " '92233720368547758.07')",
+    "(3, 0, 0, '-0', '-0', -0.0, -0.001, NULL, NULL, NULL, 'infinity', '-infinity', 'infinity', NULL,"
+    " NULL, NULL, NULL, 'null', NULL, NULL, NULL)",
+    "(4, NULL, NULL, 3.4028235e38, 1e23, 123456789012345678901234567890.123456789, 0, 'x', '\\x00', NULL,"
+    " NULL, NULL, '-infinity', '23:59:59.999999', '{0}', '{0}', '{x}', '[]', NULL, '1 microsecond', 0)",
+]
+
+WORKLOAD = [
+    f"BEGIN; INSERT INTO t VALUES {', '.join(ROWS)}; INSERT INTO u VALUES (1, 'a'), (-9223372036854775808, ''); COMMIT",
+    "UPDATE t SET s = 'updated', f8 = 'Infinity' WHERE id IN (1, 2)",
+    "BEGIN; DELETE FROM t WHERE id = 3; INSERT INTO u VALUES (9223372036854775807, NULL); COMMIT",
+    "UPDATE u SET v = 'z' WHERE id = 1",
+    "DELETE FROM t WHERE id = 4",
+]
+EXPECTED = 4 + 2 + 2 + 1 + 1 + 1 + 1  # inserts, updates, delete + insert, update, delete (tombstones apart)
+
+
+class Keep(DropSink):
+    def __init__(self) -> None:
+        self.records: list[tuple[str, bytes | None, bytes | None]] = []
+
+    def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Any = None,
+             partition: int | None = None) -> None:
+        self.records.append((topic, key, value))
+
+
+def capture(pg: PostgresCluster, dbname: str, name: str) -> tuple[list[tuple[str, bytes | None, bytes | None]], Any]:
+    """The workload's records, streamed from slot `name` (made before the workload ran)."""
+    config = make_config(pg, dbname, **{
+        "name": name, "topic.prefix": dbname, "slot.name": name, "publication.name": f"pub_{dbname}",
+        "key.converter": AVRO, "value.converter": AVRO, "converter.schema.registry.url": f"mock://{name}"})
+    key_conv, value_conv, _ = make_converters(config, lambda: False)
+    keep = Keep()
+    with Running(config, sink=ConvertingSink(keep, key_conv, value_conv)):
+        wait_for(lambda: sum(v is not None for _, _, v in keep.records) >= EXPECTED, 90, f"{EXPECTED} records",
+                 lambda: len(keep.records))
+    return keep.records, value_conv
+
+
+def decoded(records: list[tuple[str, bytes | None, bytes | None]], conv: Any) -> list[tuple[str, bytes | None, str]]:
+    """(topic, key bytes, repr of the value's datum without the event's timestamps) per record; and each value's
+    bytes checked against spavro writing its whole datum."""
+    out = []
+    for topic, key, value in records:
+        if value is None:
+            out.append((topic, key, "tombstone"))
+            continue
+        text = conv.client.get_schema(int.from_bytes(value[1:5], "big")).schema_str
+        datum = fastavro.schemaless_reader(io.BytesIO(value[5:]), fastavro.parse_schema(writer_schema(text)))
+        assert avro_writer(text, value[:5])(datum) == value, (topic, datum)
+        for field in ("ts_ms", "ts_us", "ts_ns"):
+            assert isinstance(datum.pop(field), int)
+        out.append((topic, key, repr(datum)))
+    return out
+
+
+def test_parts_path_writes_the_general_paths_records(pg: PostgresCluster, dbname: str,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    pg.execute(TABLE + f"; CREATE PUBLICATION pub_{dbname} FOR ALL TABLES", dbname)
+    for slot in (f"parts_{dbname}", f"general_{dbname}"):
+        pg.execute(f"SELECT pg_create_logical_replication_slot('{slot}', 'pgoutput')", dbname)
+    for statement in WORKLOAD:
+        pg.execute(statement, dbname)
+    taken: list[str] = []
+    event_send = converting.EventSend.__call__
+
+    def counted(self: Any, *args: Any) -> None:
+        taken.append(self.topic)
+        event_send(self, *args)
+
+    monkeypatch.setattr(converting.EventSend, "__call__", counted)
+    parts, parts_conv = capture(pg, dbname, f"parts_{dbname}")
+    assert len(taken) == EXPECTED  # every change went the parts path
+    monkeypatch.setattr(converting.ConvertingSink, "event_sender", lambda self, topic, head: None)
+    general, general_conv = capture(pg, dbname, f"general_{dbname}")
+    assert len(parts) == len(general)
+    assert decoded(parts, parts_conv) == decoded(general, general_conv)
+    pg.execute(f"SELECT pg_drop_replication_slot('parts_{dbname}'), pg_drop_replication_slot('general_{dbname}')",
+               dbname)
