@@ -15,6 +15,7 @@ from pgcdc.capture.signals import FileSignals, KafkaSignals
 from pgcdc.capture.snapshot import Snapshot
 from pgcdc.capture.snapshot_plan import TablePlan
 from pgcdc.capture.snapshot_progress import ProgressReporter
+from pgcdc.converters.sink import ConvertingSink
 from pgcdc.config import ConnectorConfig
 from pgcdc.durability import Checkpointer
 from pgcdc.envelope.columns import ColumnRules
@@ -90,7 +91,8 @@ def initial_snapshot(connector: Connector, conn: psycopg.Connection, slot: slots
                         lsn=slot.consistent_point, headers=connector.context_headers,
                         checkpoint=checkpointer.checkpoint if keeps_progress else None,
                         flush_interval_s=c.offset_flush_interval_ms / 1000,
-                        stop=connector.stop_event, metrics=metrics, reporter=ProgressReporter(metrics))
+                        stop=connector.stop_event, metrics=metrics, reporter=ProgressReporter(metrics),
+                        parts=sink.event_sender if isinstance(sink, ConvertingSink) else None)
     how = "in the slot's exported snapshot" if slot.snapshot_name else "in a new snapshot (catching up)"
     log.info("initial snapshot of %d table(s) %s, streaming from %s (snapshot.max.threads=%d)", len(plan), how,
              format_lsn(slot.consistent_point), c.snapshot_max_threads)

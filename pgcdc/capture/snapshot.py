@@ -23,6 +23,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import psycopg
 
@@ -63,8 +64,10 @@ class Snapshot:
                  headers: list[tuple[str, bytes]] | None = None,
                  checkpoint: Callable[[SnapshotProgress], None] | None = None, flush_interval_s: float = 1.0,
                  stop: threading.Event | None = None, metrics: SnapshotMetrics | None = None,
-                 reporter: ProgressReporter | None = None) -> None:
+                 reporter: ProgressReporter | None = None, parts: Callable[[str, bytes], Any] | None = None) -> None:
         self.sink = sink
+        # The converting sink's senders of records as their parts (converters/sink.py EventSend), or None.
+        self.parts = parts
         self.prefix = topic_prefix
         self.db = database
         self.lsn = lsn
@@ -157,8 +160,10 @@ class Snapshot:
                       ) -> Iterator[ChunkRows]:
         for plan in plans:
             plan.events = events = plan.build()
-            plan.records = TableRecords(events, prefix=self.prefix, database=self.db, lsn=self.lsn, xid=self.xid,
-                                        ts_us=self.ts_us)
+            plan.records = rec = TableRecords(events, prefix=self.prefix, database=self.db, lsn=self.lsn,
+                                              xid=self.xid, ts_us=self.ts_us)
+            if self.parts is not None and rec.templates is not None:
+                rec.parts = self.parts(rec.topic, events.value_wrap.prefix)
             plan.pk_index = tuple(events.names.index(c) for c in plan.pk) if plan.chunked else None
             columns = events.names
             for chunk in chunks(plan, split_points(coord, plan, chunk_rows)):
@@ -192,7 +197,10 @@ class Snapshot:
             p_plan, after, key, _, pk = pending  # type: ignore[misc]
             rec = p_plan.records
             assert rec is not None
-            send(rec.topic, key, rec.value(after, mark), headers)
+            if rec.parts is not None:
+                rec.parts.read(key, headers, after, rec.sources[mark], mark)
+            else:
+                send(rec.topic, key, rec.value(after, mark), headers)
             self.events += 1
             self._at(p_plan, pk)
 
@@ -207,6 +215,7 @@ class Snapshot:
             topic = rec.topic
             pk_idx = plan.pk_index
             template = rec.templates["true"] if rec.templates is not None else None
+            parts = rec.parts
             if chunk.index == 0:
                 self.reporter.table_started(name)
             first_row = chunk.index == 0 and plan.after is None
@@ -221,9 +230,17 @@ class Snapshot:
                     if n:
                         start = 0
                         if first_row:  # the table's first record: its marker is not "true"
-                            send(topic, keys[0], rec.value(afters[0], marker(plan.first, True, False)), headers)
+                            mark = marker(plan.first, True, False)
+                            if parts is not None:
+                                parts.read(keys[0], headers, afters[0], rec.sources[mark], mark)
+                            else:
+                                send(topic, keys[0], rec.value(afters[0], mark), headers)
                             start = 1
-                        if template is not None:
+                        if parts is not None:
+                            read, source = parts.read, rec.sources["true"]
+                            for i in range(start, n):
+                                read(keys[i], headers, afters[i], source, "true")
+                        elif template is not None:
                             for i in range(start, n):
                                 now = time_ns()
                                 send(topic, keys[i], template % (afters[i], now // 1_000_000, now // 1000, now),

@@ -64,6 +64,7 @@ class TableRecords:
 
     def __init__(self, events: TableEvents, *, prefix: str, database: str, lsn: int, xid: int, ts_us: int) -> None:
         self.events = events
+        self.parts: Any = None  # the sink's writer of these records from their parts (capture/snapshot.py)
         self.lsn = lsn
         self.topic = events.topic
         self.sources = {m: source_block(prefix=prefix, database=database, schema=events.schema,

@@ -43,8 +43,8 @@ class AvroEvents:
     as the envelope holds them (JsonConverter's form). `header` (the wire format's magic byte and schema id) is
     set by the caller before the first event."""
 
-    __slots__ = ("_after", "_before", "_head", "_mid", "_ops", "_row", "_segments", "_tail", "_ts", "header",
-                 "lsn_w", "seq_w", "txn")
+    __slots__ = ("_after", "_before", "_head", "_mid", "_no_before", "_ops", "_row", "_segments", "_tail", "_ts",
+                 "header", "lsn_w", "seq_w", "txn")
 
     def __init__(self, connect_schema: dict[str, Any], avro_text: str) -> None:
         envelope = spavro.schema.parse(orjson.dumps(writer_schema(avro_text)).decode())
@@ -58,6 +58,7 @@ class AvroEvents:
         self.seq_w = get_writer(source[seq].type.to_json())
         self.lsn_w = get_writer(source[lsn].type.to_json())
         self._before = get_writer(fields["before"].type.to_json())
+        self._no_before = _bytes(self._before, None)
         self._after = get_writer(fields["after"].type.to_json())
         self._ts = _record_writer([fields["ts_ms"], fields["ts_us"], fields["ts_ns"]])
         row = datum_function(next(f for f in connect_schema["fields"] if f["field"] == "after"), tuples=False)
@@ -99,6 +100,22 @@ class AvroEvents:
         write(self._mid)
         self.lsn_w(out, lsn)
         write(self._tail[op])
+        self._ts(out, {"ts_ms": now_ns // 1_000_000, "ts_us": now_ns // 1000, "ts_ns": now_ns})
+        return out.getvalue()
+
+
+    def read(self, after: bytes, sequence: str, lsn: int, now_ns: int) -> bytes:
+        """A snapshot record's value (op `r`, no `before`), its row as JSON bytes."""
+        out = io.BytesIO()
+        write = out.write
+        write(self.header)
+        write(self._no_before)
+        self._after(out, self._row(orjson.loads(after)))
+        write(self._head)
+        self.seq_w(out, sequence)
+        write(self._mid)
+        self.lsn_w(out, lsn)
+        write(self._tail["r"])
         self._ts(out, {"ts_ms": now_ns // 1_000_000, "ts_us": now_ns // 1000, "ts_ns": now_ns})
         return out.getvalue()
 

@@ -10,6 +10,7 @@ with another header converter each is converted the same way, one prepared conve
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -190,20 +191,42 @@ class EventSend:
 
     def __call__(self, key: bytes | None, headers: Headers, op: str, before: Any, after: Any, sequence: str,
                  lsn: int, now_ns: int) -> None:
+        key, headers = self._converted(key, headers)
+        try:
+            value = self.writer(op, before, after, sequence, lsn, now_ns)
+        except PgcdcError:
+            raise
+        except Exception as exc:
+            raise self._failed(exc) from None
+        self.send(self.topic, key, value, headers, None)
+
+    def read(self, key: bytes | None, headers: Headers, after: bytes, source: dict[str, Any], marker: str) -> None:
+        """A snapshot record: its row's JSON, and the snapshot's `source` block for its `marker`."""
+        key, headers = self._converted(key, headers)
+        writer = self.writer
+        if writer.txn != marker:
+            writer.transaction(source, marker)
+        try:
+            value = writer.read(after, source["sequence"], source["lsn"], time.time_ns())
+        except PgcdcError:
+            raise
+        except Exception as exc:
+            raise self._failed(exc) from None
+        self.send(self.topic, key, value, headers, None)
+
+    def _converted(self, key: bytes | None, headers: Headers) -> tuple[bytes | None, Headers]:
+        """The record's headers and key through their converters, in Kafka Connect's order; the value's schema
+        registered on first use, after the key's, as Kafka Connect does."""
         topic = self.topic
         if self.header is not None and headers:
             convert = self.header
             headers = [(name, convert(topic, data)) for name, data in headers]
         if self.key is not None:
             key = self.key(topic, key, headers)
-        writer = self.writer
-        if not writer.header:  # registered on first use, after the key's schema, in Kafka Connect's order
-            writer.header = self.prepared.header(topic)
-        try:
-            value = writer(op, before, after, sequence, lsn, now_ns)
-        except PgcdcError:
-            raise
-        except Exception as exc:  # a value its own schema does not describe: a bug, named in one line
-            raise ConversionError(f"value.converter: topic {topic}: cannot write a record: "
-                                  f"{' '.join(str(exc).split())[:200]}") from None
-        self.send(topic, key, value, headers, None)
+        if not self.writer.header:
+            self.writer.header = self.prepared.header(topic)
+        return key, headers
+
+    def _failed(self, exc: Exception) -> ConversionError:  # a value its own schema does not describe: a bug
+        return ConversionError(f"value.converter: topic {self.topic}: cannot write a record: "
+                               f"{' '.join(str(exc).split())[:200]}")

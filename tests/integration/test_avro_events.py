@@ -65,20 +65,22 @@ class Keep(DropSink):
         self.records.append((topic, key, value))
 
 
-def capture(pg: PostgresCluster, dbname: str, name: str) -> tuple[list[tuple[str, bytes | None, bytes | None]], Any]:
+def capture(pg: PostgresCluster, dbname: str, name: str, expected: int = EXPECTED, **props: str
+            ) -> tuple[list[tuple[str, bytes | None, bytes | None]], Any]:
     """The workload's records, streamed from slot `name` (made before the workload ran)."""
-    config = make_config(pg, dbname, **{
+    config = make_config(pg, dbname, **{**props,
         "name": name, "topic.prefix": dbname, "slot.name": name, "publication.name": f"pub_{dbname}",
         "key.converter": AVRO, "value.converter": AVRO, "converter.schema.registry.url": f"mock://{name}"})
     key_conv, value_conv, _ = make_converters(config, lambda: False)
     keep = Keep()
     with Running(config, sink=ConvertingSink(keep, key_conv, value_conv)):
-        wait_for(lambda: sum(v is not None for _, _, v in keep.records) >= EXPECTED, 90, f"{EXPECTED} records",
+        wait_for(lambda: sum(v is not None for _, _, v in keep.records) >= expected, 90, f"{expected} records",
                  lambda: len(keep.records))
     return keep.records, value_conv
 
 
-def decoded(records: list[tuple[str, bytes | None, bytes | None]], conv: Any) -> list[tuple[str, bytes | None, str]]:
+def decoded(records: list[tuple[str, bytes | None, bytes | None]], conv: Any, snapshot: bool = False
+            ) -> list[tuple[str, bytes | None, str]]:
     """(topic, key bytes, repr of the value's datum without the event's timestamps) per record; and each value's
     bytes checked against spavro writing its whole datum."""
     out = []
@@ -91,6 +93,8 @@ def decoded(records: list[tuple[str, bytes | None, bytes | None]], conv: Any) ->
         assert avro_writer(text, value[:5])(datum) == value, (topic, datum)
         for field in ("ts_ms", "ts_us", "ts_ns"):
             assert isinstance(datum.pop(field), int)
+        if snapshot:  # the snapshot's own time, LSN and xid: the same in every record of one run
+            datum["source"] = datum["source"]["snapshot"]
         out.append((topic, key, repr(datum)))
     return out
 
@@ -116,5 +120,26 @@ def test_parts_path_writes_the_general_paths_records(pg: PostgresCluster, dbname
     general, general_conv = capture(pg, dbname, f"general_{dbname}")
     assert len(parts) == len(general)
     assert decoded(parts, parts_conv) == decoded(general, general_conv)
-    pg.execute(f"SELECT pg_drop_replication_slot('parts_{dbname}'), pg_drop_replication_slot('general_{dbname}')",
-               dbname)
+
+
+def test_snapshot_parts_path_writes_the_general_paths_records(pg: PostgresCluster, dbname: str,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The initial snapshot's records (every `source.snapshot` marker: two tables, several rows each)."""
+    pg.execute(TABLE + f"; CREATE PUBLICATION pub_{dbname} FOR ALL TABLES", dbname)
+    pg.execute(WORKLOAD[0], dbname)
+    taken: list[str] = []
+    read = converting.EventSend.read
+
+    def counted(self: Any, *args: Any) -> None:
+        taken.append(self.topic)
+        read(self, *args)
+
+    monkeypatch.setattr(converting.EventSend, "read", counted)
+    parts, parts_conv = capture(pg, dbname, f"parts_{dbname}", 6, **{"snapshot.mode": "initial"})
+    assert len(taken) == 6
+    monkeypatch.setattr(converting.ConvertingSink, "event_sender", lambda self, topic, head: None)
+    general, general_conv = capture(pg, dbname, f"general_{dbname}", 6, **{"snapshot.mode": "initial"})
+    ours = decoded(parts, parts_conv, snapshot=True)
+    assert ours == decoded(general, general_conv, snapshot=True)
+    assert [d.split("'source': ")[1].split(",")[0] for _, _, d in ours] == [
+        "'first'", "'true'", "'true'", "'last_in_data_collection'", "'first_in_data_collection'", "'last'"]
