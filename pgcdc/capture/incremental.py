@@ -14,13 +14,16 @@ watermark rows and their `data`, `sequence` equal to the close row's, `lsn` and 
 The cursor (tables left, the key the current table was emitted up to) moves only when a window closes and
 is stored with the streaming offset (IncrementalProgress); after a restart the current table is read again
 from that key in a new window. Watermark rows of an older window (replayed after a restart) are ignored.
+
+This module holds that state and decides when things happen; what a signal asks for is read in
+capture/signals.py, and a chunk's table, database snapshot, query and records are made in
+capture/incremental_chunks.py.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import re
 import time
 import uuid
 from collections.abc import Callable
@@ -30,11 +33,9 @@ import psycopg
 from psycopg import sql
 
 from pgcdc.capture.blocking import run_blocking_snapshot
-from pgcdc.capture.incremental_chunks import ChunkTable, max_key, select_chunk, surrogate_type
+from pgcdc.capture.incremental_chunks import ChunkTable, chunk_snapshot, chunk_table, emit_chunk, max_key, select_chunk
 from pgcdc.capture.position import IncrementalProgress
-from pgcdc.capture.signals import java_instant, parse_signal_data
-from pgcdc.capture.snapshot_plan import TablePlan, describe
-from pgcdc.envelope.source import DEBEZIUM_VERSION
+from pgcdc.capture.signals import Collection, java_instant, parse_signal_data, snapshot_request, stopped, table_signal
 from pgcdc.envelope.table import TableEvents
 from pgcdc.protocol import messages as m
 from pgcdc.sink import Sink
@@ -72,7 +73,7 @@ class IncrementalSnapshot:
         self.headers = headers
         # Durable state (IncrementalProgress).
         self.correlation_id: str | None = None
-        self.collections: list[tuple[str, str | None, str | None]] = []
+        self.collections: list[Collection] = []
         self.key: tuple[str, ...] | None = None  # the first collection was emitted up to this key
         self.max_key: tuple[str, ...] | None = None
         self.paused = False
@@ -163,9 +164,8 @@ class IncrementalSnapshot:
         buffered snapshot row stale."""
         if oid == self.signal_oid:
             if insert and new is not None:  # signals are inserted rows
-                i, t, d = self.signal_cols
                 self._at = (lsn, xid)
-                self._signal(_text(new, i), _text(new, t), _text(new, d), sequence)
+                self._signal(*table_signal(new, self.signal_cols), sequence)
             return
         if not (self.buffer and self.names.get(oid) == self.current_name and self.current is not None):
             return
@@ -253,35 +253,14 @@ class IncrementalSnapshot:
             log.warning("signal %s of unknown type %r ignored", sig_id, kind)
 
     def _execute(self, sig_id: str | None, data: dict[str, Any]) -> None:
-        kind = str(data.get("type") or "incremental").lower()
-        if kind not in ("incremental", "blocking"):
-            log.warning("execute-snapshot %s: unknown snapshot type %r, ignored", sig_id, kind)
+        request = snapshot_request(sig_id, data, [f"{s}.{t}" for s, t in self.captured()],
+                                   [c[0] for c in self.collections], self.table_order)
+        if request is None:
             return
-        patterns = data.get("data-collections") or []
-        if not isinstance(patterns, list) or not patterns:
-            log.warning("execute-snapshot %s: no data-collections given, ignored", sig_id)
-            return
-        conditions = {str(c.get("data-collection")): c.get("filter")
-                      for c in data.get("additional-conditions") or [] if isinstance(c, dict)}
-        if isinstance(data.get("additional-condition"), str) and data["additional-condition"]:
-            conditions.setdefault(".*", data["additional-condition"])  # the older form: one for every table
-        surrogate = data.get("surrogate-key") or None
-        captured = [f"{s}.{t}" for s, t in self.captured()]
-        added = []
-        for p in patterns:
-            matched = [name for name in captured if re.fullmatch(str(p), name)]
-            if not matched:
-                log.warning("execute-snapshot %s: %r matches no captured table", sig_id, p)
-            for name in matched:
-                if all(name != c[0] for c in self.collections) and name not in (a[0] for a in added):
-                    cond = next((v for k, v in conditions.items() if re.fullmatch(k, name)), None)
-                    added.append((name, cond, surrogate))
-        if kind == "blocking":
-            names = sorted((f"{s}.{t}" for s, t in self.captured()
-                            if any(re.fullmatch(str(p), f"{s}.{t}") for p in patterns)), key=self.table_order)
-            self._blocking = [(n, next((v for k, v in conditions.items() if re.fullmatch(k, n)), None))
-                              for n in names]
-            log.info("blocking snapshot of %s requested (signal %s)", names, sig_id)
+        added = request.tables
+        if request.blocking:
+            self._blocking = [(n, cond) for n, cond, _ in added]
+            log.info("blocking snapshot of %s requested (signal %s)", [a[0] for a in added], sig_id)
             return
         if not added:
             return
@@ -294,13 +273,8 @@ class IncrementalSnapshot:
             self._next_after_emit = not self.paused
 
     def _stop(self, data: dict[str, Any]) -> None:
-        patterns = data.get("data-collections") or []
-        if not patterns:
-            removed = [c[0] for c in self.collections]
-            self.collections = []
-        else:
-            removed = [c[0] for c in self.collections if any(re.fullmatch(str(p), c[0]) for p in patterns)]
-            self.collections = [c for c in self.collections if c[0] not in removed]
+        removed = stopped(data, [c[0] for c in self.collections])
+        self.collections = [c for c in self.collections if c[0] not in removed]
         if not removed:
             return
         log.info("incremental snapshot stopped for %s", removed)
@@ -321,21 +295,9 @@ class IncrementalSnapshot:
     # -- windows ----------------------------------------------------------------------------------------
     def _close_window(self, sequence: str) -> None:
         """Emit what is left of the buffer (Debezium emits it before the close row's own record)."""
-        t = self.current
-        if t is not None:
-            now_ns = time.time_ns()
-            ts_us = now_ns // 1000
-            source = {"version": DEBEZIUM_VERSION, "connector": "postgresql", "name": self.prefix,
-                      "ts_ms": ts_us // 1000, "snapshot": "incremental", "db": self.db, "sequence": sequence,
-                      "ts_us": ts_us, "ts_ns": ts_us * 1000, "schema": t.plan.schema, "table": t.plan.table,
-                      "txId": None, "lsn": None, "xmin": None, "origin": None, "origin_lsn": None}
-            ev = t.events
-            for after in self.buffer.values():
-                now_ns = time.time_ns()
-                payload = {"before": None, "after": after, "source": source, "transaction": None, "op": "r",
-                           "ts_ms": now_ns // 1_000_000, "ts_us": now_ns // 1000, "ts_ns": now_ns}
-                self.sink.send(ev.topic, ev.key(after), ev.value(payload), self.headers)
-                self.rows += 1
+        if self.current is not None:
+            self.rows += emit_chunk(self.current, self.buffer.values(), self.sink, self.prefix, self.db, sequence,
+                                    self.headers)
             self.key = self.read_key
         self.window, self.window_open, self.buffer, self.snap = None, False, {}, None
         self._next_after_emit = not self.read_only
@@ -372,13 +334,7 @@ class IncrementalSnapshot:
         self.buffer = {}
         conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         try:
-            # (txid_current_snapshot() before PostgreSQL 13: the same xmin:xmax:xip text of 64-bit ids)
-            snapshot = "pg_current_snapshot" if conn.info.server_version >= 130000 else "txid_current_snapshot"
-            row = conn.execute(f"SELECT {snapshot}()::text, pg_current_wal_insert_lsn() - '0/0'").fetchone()
-            assert row is not None
-            xmin, xmax, xip = str(row[0]).split(":")
-            self.snap = (int(xmin), int(xmax), frozenset(int(x) for x in xip.split(",") if x))
-            self.high_lsn = int(row[1])
+            self.snap, self.high_lsn = chunk_snapshot(conn)
             while self.collections:
                 t = self._table(conn)
                 if t is None:  # gone, empty, or without a key: next table
@@ -417,20 +373,9 @@ class IncrementalSnapshot:
         if events is None:
             log.warning("incremental snapshot: table %s is not captured or no longer exists; skipped", name)
             return None
-        plan = TablePlan(schema, table, lambda: events)
-        describe(conn, plan)
-        pk = plan.pk
-        if surrogate:
-            type_name = surrogate_type(conn, schema, table, surrogate)
-            if type_name is None:
-                log.warning("incremental snapshot: surrogate key %r is not a column of %s; skipped", surrogate, name)
-                return None
-            plan.pk, plan.pk_types = (surrogate,), (type_name,)
-        if not plan.pk or any(c not in events.names for c in (*plan.pk, *pk)):
-            log.warning("incremental snapshot: %s has no primary key (or it is not in the events); set "
-                        "surrogate-key in the signal; skipped", name)
+        t = chunk_table(conn, schema, table, events, condition, surrogate)
+        if t is None:
             return None
-        t = ChunkTable(plan, events, pk or plan.pk, condition)
         if self.max_key is None:
             self.max_key = max_key(conn, t)
             if self.max_key is None:
@@ -441,8 +386,3 @@ class IncrementalSnapshot:
         self.read_key = self.key
         return t
 
-def _text(values: tuple[m.Value, ...], i: int) -> str | None:
-    v = values[i] if i < len(values) else None
-    if isinstance(v, bytes):
-        return v.decode()
-    return v if isinstance(v, str) else None

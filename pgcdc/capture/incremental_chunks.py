@@ -1,4 +1,5 @@
-"""The queries of an incremental snapshot: a table read in primary-key order, one bounded chunk at a time.
+"""The chunks of an incremental snapshot: a table read in primary-key order, one bounded chunk at a time, and
+the records a window emits. When a chunk is read and emitted is capture/incremental.py's to decide.
 
 A chunk is `key > last emitted key AND key <= the table's maximum key when the snapshot began` (plus the
 signal's `additional-conditions`), ordered by the key and limited to `incremental.snapshot.chunk.size` rows.
@@ -8,13 +9,20 @@ converters serves both. A `surrogate-key` in the signal replaces the primary key
 
 from __future__ import annotations
 
+import logging
+import time
+from collections.abc import Iterable
 from typing import Any
 
 import psycopg
 from psycopg import sql
 
-from pgcdc.capture.snapshot_plan import TablePlan, _bound
+from pgcdc.capture.snapshot_plan import TablePlan, _bound, describe
+from pgcdc.envelope.source import DEBEZIUM_VERSION
 from pgcdc.envelope.table import TableEvents
+from pgcdc.sink import Sink
+
+log = logging.getLogger(__name__)
 
 
 class ChunkTable:
@@ -29,6 +37,27 @@ class ChunkTable:
         self.chunk_idx = tuple(events.names.index(c) for c in plan.pk)
 
 
+def chunk_table(conn: psycopg.Connection, schema: str, table: str, events: TableEvents, condition: str | None,
+                surrogate: str | None) -> ChunkTable | None:
+    """The table described for chunking (by its primary key, or by the signal's surrogate key), or None
+    (logged) when it has neither."""
+    name = f"{schema}.{table}"
+    plan = TablePlan(schema, table, lambda: events)
+    describe(conn, plan)
+    pk = plan.pk
+    if surrogate:
+        type_name = surrogate_type(conn, schema, table, surrogate)
+        if type_name is None:
+            log.warning("incremental snapshot: surrogate key %r is not a column of %s; skipped", surrogate, name)
+            return None
+        plan.pk, plan.pk_types = (surrogate,), (type_name,)
+    if not plan.pk or any(c not in events.names for c in (*plan.pk, *pk)):
+        log.warning("incremental snapshot: %s has no primary key (or it is not in the events); set "
+                    "surrogate-key in the signal; skipped", name)
+        return None
+    return ChunkTable(plan, events, pk or plan.pk, condition)
+
+
 def surrogate_type(conn: psycopg.Connection, schema: str, table: str, column: str) -> str | None:
     """The SQL type of `column` (a signal's surrogate key), or None when the table has no such column."""
     row = conn.execute(
@@ -36,6 +65,16 @@ def surrogate_type(conn: psycopg.Connection, schema: str, table: str, column: st
         "AND attname = %s AND NOT attisdropped",
         (sql.Identifier(schema, table).as_string(conn), column)).fetchone()
     return None if row is None else str(row[0])
+
+
+def chunk_snapshot(conn: psycopg.Connection) -> tuple[tuple[int, int, frozenset[int]], int]:
+    """The open transaction's snapshot (xmin, xmax, in-progress xids; 64-bit) and the WAL insert position."""
+    # (txid_current_snapshot() before PostgreSQL 13: the same xmin:xmax:xip text of 64-bit ids)
+    snapshot = "pg_current_snapshot" if conn.info.server_version >= 130000 else "txid_current_snapshot"
+    row = conn.execute(f"SELECT {snapshot}()::text, pg_current_wal_insert_lsn() - '0/0'").fetchone()
+    assert row is not None
+    xmin, xmax, xip = str(row[0]).split(":")
+    return (int(xmin), int(xmax), frozenset(int(x) for x in xip.split(",") if x)), int(row[1])
 
 
 def _where(t: ChunkTable, lo: tuple[str, ...] | None, hi: tuple[str, ...] | None) -> sql.Composable:
@@ -73,3 +112,24 @@ def select_chunk(conn: psycopg.Connection, t: ChunkTable, after: tuple[str, ...]
         cols, sql.Identifier(*t.plan.name), _where(t, after, upto), _order(t), sql.Literal(limit))
     with conn.cursor() as cur, cur.copy(query) as copy:
         return list(copy.rows())
+
+
+def emit_chunk(t: ChunkTable, rows: Iterable[dict[str, Any]], sink: Sink, topic_prefix: str, database: str,
+               sequence: str, headers: list[tuple[str, bytes]]) -> int:
+    """`rows` (what is left of a window's buffer) as `op: r` records with `source.snapshot: incremental`, the
+    window's `sequence` and no `lsn` or `txId` (Debezium 3.6, measured); returns how many were sent."""
+    now_ns = time.time_ns()
+    ts_us = now_ns // 1000
+    source = {"version": DEBEZIUM_VERSION, "connector": "postgresql", "name": topic_prefix,
+              "ts_ms": ts_us // 1000, "snapshot": "incremental", "db": database, "sequence": sequence,
+              "ts_us": ts_us, "ts_ns": ts_us * 1000, "schema": t.plan.schema, "table": t.plan.table,
+              "txId": None, "lsn": None, "xmin": None, "origin": None, "origin_lsn": None}
+    ev = t.events
+    n = 0
+    for after in rows:
+        now_ns = time.time_ns()
+        payload = {"before": None, "after": after, "source": source, "transaction": None, "op": "r",
+                   "ts_ms": now_ns // 1_000_000, "ts_us": now_ns // 1000, "ts_ns": now_ns}
+        sink.send(ev.topic, ev.key(after), ev.value(payload), headers)
+        n += 1
+    return n

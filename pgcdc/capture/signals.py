@@ -1,5 +1,6 @@
-"""Signals: their data and watermark timestamps as Debezium writes them, and the channels besides the signal
-table: a Kafka topic and a file (Debezium's `kafka` and `file`).
+"""Signals: their data and watermark timestamps as Debezium writes them, the tables an `execute-snapshot` or
+`stop-snapshot` signal names, and the channels besides the signal table: a Kafka topic and a file (Debezium's
+`kafka` and `file`).
 
 Polled from the replication loop between transactions every `signal.poll.interval.ms`. A Kafka signal's key
 is the connector's `topic.prefix` (others are skipped, as Debezium documents) and its value
@@ -13,12 +14,16 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 log = logging.getLogger(__name__)
 
 Signal = tuple[str | None, str | None, str | None]  # id, type, data (JSON text), as a signal table row
+Collection = tuple[str, str | None, str | None]  # schema.table, its additional condition, the surrogate key
 
 
 def java_instant(ns: int) -> str:
@@ -42,6 +47,68 @@ def parse_signal_data(text: str | None) -> dict[str, Any]:
         log.warning("signal data is not JSON, ignored: %r", text[:200])
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def table_signal(values: tuple[Any, ...], cols: tuple[int, int, int]) -> Signal:
+    """A signal table row's id, type and data, read from the columns at `cols`."""
+    i, t, d = cols
+    return _text(values, i), _text(values, t), _text(values, d)
+
+
+def _text(values: tuple[Any, ...], i: int) -> str | None:
+    v = values[i] if i < len(values) else None
+    if isinstance(v, bytes):
+        return v.decode()
+    return v if isinstance(v, str) else None
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotRequest:
+    blocking: bool
+    tables: list[Collection]
+
+
+def snapshot_request(sig_id: str | None, data: dict[str, Any], captured: list[str], running: list[str],
+                     table_order: Callable[[str], Any]) -> SnapshotRequest | None:
+    """What an `execute-snapshot` signal asks for: the captured tables (schema.table) its `data-collections`
+    match in full, each with the first `additional-conditions` filter whose pattern matches it and the
+    `surrogate-key`. Incremental: in the order the patterns name them, without the tables already `running`;
+    blocking: every table named, in `table_order`. None (logged) when the signal asks for nothing."""
+    kind = str(data.get("type") or "incremental").lower()
+    if kind not in ("incremental", "blocking"):
+        log.warning("execute-snapshot %s: unknown snapshot type %r, ignored", sig_id, kind)
+        return None
+    patterns = data.get("data-collections") or []
+    if not isinstance(patterns, list) or not patterns:
+        log.warning("execute-snapshot %s: no data-collections given, ignored", sig_id)
+        return None
+    conditions = {str(c.get("data-collection")): c.get("filter")
+                  for c in data.get("additional-conditions") or [] if isinstance(c, dict)}
+    if isinstance(data.get("additional-condition"), str) and data["additional-condition"]:
+        conditions.setdefault(".*", data["additional-condition"])  # the older form: one for every table
+    surrogate = data.get("surrogate-key") or None
+    added: list[Collection] = []
+    for p in patterns:
+        matched = [name for name in captured if re.fullmatch(str(p), name)]
+        if not matched:
+            log.warning("execute-snapshot %s: %r matches no captured table", sig_id, p)
+        for name in matched:
+            if name not in running and name not in (a[0] for a in added):
+                cond = next((v for k, v in conditions.items() if re.fullmatch(k, name)), None)
+                added.append((name, cond, surrogate))
+    if kind == "blocking":
+        names = sorted((n for n in captured if any(re.fullmatch(str(p), n) for p in patterns)), key=table_order)
+        return SnapshotRequest(True, [(n, next((v for k, v in conditions.items() if re.fullmatch(k, n)), None),
+                                       surrogate) for n in names])
+    return SnapshotRequest(False, added)
+
+
+def stopped(data: dict[str, Any], names: list[str]) -> list[str]:
+    """The tables a `stop-snapshot` signal's `data-collections` match in full: all of `names` when it gives none."""
+    patterns = data.get("data-collections") or []
+    if not patterns:
+        return list(names)
+    return [n for n in names if any(re.fullmatch(str(p), n) for p in patterns)]
 
 
 def _data_text(data: Any) -> str | None:
