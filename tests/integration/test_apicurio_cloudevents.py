@@ -1,7 +1,8 @@
 """CloudEventsConverter with `avro.apicurio.registry.url` against Debezium's CloudEventsConverter delegating to
 Apicurio's own AvroConverter (Debezium 3.6.3, apicurio-registry-utils-converter 3.0.9), on Debezium's records in
 tests/data/debezium (column types with NaN, ±Infinity, empty strings and bytes, nulls, extreme integers and
-dates; operations with deletes, tombstones and truncates; transaction metadata), recorded into
+dates; operations with deletes, tombstones and truncates; transaction metadata) and a table of floats (-0.0, NaN,
+the infinities, the largest and smallest values, in arrays too, with empty and null values), recorded into
 tests/data/apicurio_cloudevents by tests/conformance/jvm/ApicurioCloudEvents.java against a fresh Apicurio
 Registry 3.0.9 (see its README.md). pgcdc converts the same records, in the same order, on a fresh registry of its
 own, one converter pair per file as the harness has, so the registry hands out the same ids when pgcdc registers
@@ -34,12 +35,17 @@ from tests.unit.test_cloudevents import BASE, CE, ListSink
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 RECORDED = DATA / "apicurio_cloudevents"
-FILES = ("types_basic.jsonl", "types/extreme_connect.jsonl", "ops.jsonl", "txmeta.jsonl")
+# under tests/data/debezium; floats.jsonl (-0.0, NaN, the infinities, float extremes, empty values, in arrays too) was
+# recorded for these tests
+FILES = ("types_basic.jsonl", "types/extreme_connect.jsonl", "ops.jsonl", "../apicurio_cloudevents/inputs/floats.jsonl",
+         "txmeta.jsonl")
 _AVRO = {"serializer.type": "avro", "data.serializer.type": "avro"}
 FORMATS = {"json_avro": {"data.serializer.type": "avro"}, "avro_avro": _AVRO,
            "avro_avro_ids": {**_AVRO, "avro.apicurio.registry.use-id": "globalId",
                              "avro.apicurio.registry.id-handler": "io.apicurio.registry.serde.Legacy8ByteIdHandler",
-                             "avro.apicurio.registry.headers.enabled": "true"}}
+                             "avro.apicurio.registry.headers.enabled": "true"},
+           "avro_avro_simple": {**_AVRO, "avro.apicurio.registry.artifact-resolver-strategy":
+                                "io.apicurio.registry.serde.strategy.SimpleTopicIdStrategy"}}
 
 
 def fetch(url: str) -> Any:

@@ -118,7 +118,16 @@ public class ApicurioCloudEvents {
     }
 
     // JsonConverter writes NaN and the infinities as JSON strings and reads a string back into a FLOAT32/FLOAT64
-    // field as 0: the SourceRecord held the non-finite value, so put it back.
+    // field or array element as 0, and reads floats as BigDecimal, which has no -0.0: the SourceRecord held the
+    // non-finite value or the negative zero, so put it back.
+    static Object restored(JsonNode n, Type t) {
+        if (t != Type.FLOAT64 && t != Type.FLOAT32) return null;
+        boolean negativeZero = n.isNumber() && n.doubleValue() == 0.0 && 1 / n.doubleValue() < 0;
+        if (!n.isTextual() && !negativeZero) return null;
+        double d = n.isTextual() ? Double.parseDouble(n.asText()) : -0.0;
+        return t == Type.FLOAT64 ? (Object) d : (Object) (float) d;
+    }
+
     static void restoreNonFinite(Object value, JsonNode payload) {
         if (!(value instanceof Struct) || payload == null) return;
         Struct struct = (Struct) value;
@@ -126,9 +135,17 @@ public class ApicurioCloudEvents {
             JsonNode n = payload.get(f.name());
             if (n == null || n.isNull()) continue;
             Type t = f.schema().type();
-            if (n.isTextual() && t == Type.FLOAT64) struct.put(f, Double.valueOf(n.asText()));
-            else if (n.isTextual() && t == Type.FLOAT32) struct.put(f, Float.valueOf(n.asText()));
+            Object fixed = restored(n, t);
+            if (fixed != null) struct.put(f, fixed);
             else if (t == Type.STRUCT) restoreNonFinite(struct.get(f), n);
+            else if (t == Type.ARRAY && n.isArray()) {  // a float array's elements likewise
+                @SuppressWarnings("unchecked")
+                java.util.List<Object> items = (java.util.List<Object>) struct.get(f);
+                for (int i = 0; i < n.size(); i++) {
+                    Object item = restored(n.get(i), f.schema().valueSchema().type());
+                    if (item != null) items.set(i, item);
+                }
+            }
         }
     }
 }
