@@ -2,7 +2,8 @@
 Apicurio's own AvroConverter (Debezium 3.6.3, apicurio-registry-utils-converter 3.0.9), on Debezium's records in
 tests/data/debezium (column types with NaN, ±Infinity, empty strings and bytes, nulls, extreme integers and
 dates; operations with deletes, tombstones and truncates; transaction metadata) and a table of floats (-0.0, NaN,
-the infinities, the largest and smallest values, in arrays too, with empty and null values), recorded into
+the infinities, the largest and smallest values, in arrays too, with empty and null values), geometric and PostGIS
+types (structs, arrays of structs), recorded into
 tests/data/apicurio_cloudevents by tests/conformance/jvm/ApicurioCloudEvents.java against a fresh Apicurio
 Registry 3.0.9 (see its README.md). pgcdc converts the same records, in the same order, on a fresh registry of its
 own, one converter pair per file as the harness has, so the registry hands out the same ids when pgcdc registers
@@ -38,7 +39,7 @@ RECORDED = DATA / "apicurio_cloudevents"
 # under tests/data/debezium; floats.jsonl (-0.0, NaN, the infinities, float extremes, empty values, in arrays too) was
 # recorded for these tests
 FILES = ("types_basic.jsonl", "types/extreme_connect.jsonl", "ops.jsonl", "../apicurio_cloudevents/inputs/floats.jsonl",
-         "txmeta.jsonl")
+         "types/types_geometric.jsonl", "types/types_postgis.jsonl", "txmeta.jsonl")
 _AVRO = {"serializer.type": "avro", "data.serializer.type": "avro"}
 FORMATS = {"json_avro": {"data.serializer.type": "avro"}, "avro_avro": _AVRO,
            "avro_avro_ids": {**_AVRO, "avro.apicurio.registry.use-id": "globalId",
