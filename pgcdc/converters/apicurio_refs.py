@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
 
 import fastavro
 import orjson
@@ -111,7 +110,7 @@ class ApicurioReferencingAvro:
             r.raise_for_status()
             version: dict[str, Any] = r.json()["version"]
             return version
-        meta = self.by_text[part.text] = retrying(s.base, quote(artifact), s.stopping, call)
+        meta = self.by_text[part.text] = retrying(s.base, artifact, s.stopping, call)
         return meta
 
     def close(self) -> None:
