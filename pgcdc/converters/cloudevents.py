@@ -25,8 +25,8 @@ from typing import Any
 
 import orjson
 
-from pgcdc.converters.avro import AvroConverter, PreparedAvro
-from pgcdc.converters.settings import AVRO, ConverterSpec
+from pgcdc.converters.avro import AvroConverter
+from pgcdc.converters.settings import APICURIO_AVRO, AVRO, ConverterSpec
 from pgcdc.envelope.connect import dumps
 from pgcdc.envelope.jsontext import jackson
 from pgcdc.envelope.naming import adjust_name
@@ -38,6 +38,7 @@ TYPE = f"io.debezium.connector.{CONNECTOR}.DataChangeEvent"
 DATA_SCHEMA_NAME = f"io.debezium.connector.{CONNECTOR}.Data"
 CONTENT_TYPE = {"json": "application/json", "avro": "application/avro"}
 # TransactionMonitor.TRANSACTION_BLOCK_SCHEMA's fields; every one an optional extension attribute.
+APICURIO_URL = "avro.apicurio.registry.url"  # CloudEventsConverter: Apicurio's converter, not Confluent's
 TX_FIELDS = (("id", "string"), ("total_order", "int64"), ("data_collection_order", "int64"))
 # convertToCeExtensionSchema: CloudEvents has no 64-bit integers, so int64 attributes are strings.
 _EXTENSION_TYPE = {"boolean": "boolean", "int8": "int32", "int16": "int32", "int32": "int32", "int64": "string",
@@ -116,14 +117,24 @@ class CloudEventsConverter:
             "metadata.source", "value,id:generate,type:generate,traceparent:header,dataSchemaName:generate"))
         self.wants_headers = "header" in (self.metadata, self.id_source, self.type_source)
         self.header_sources: dict[bytes, list[Any]] = {}  # a `source` header's schema JSON -> its attributes
-        self.avro: AvroConverter | None = None
+        self.avro: Any = None  # AvroConverter, or Apicurio's (ApicurioReferencingAvro)
         self.urls = ""
         if "avro" in (self.events, self.data):
-            # The converter configures its AvroConverter with the `avro.*` options, always as a value converter.
+            # The converter configures its Avro converter with the `avro.*` options, always as a value converter:
+            # Apicurio's when `avro.apicurio.registry.url` is set (whatever else is), else Confluent's.
             inner = tuple((k[5:], v) for k, v in spec.options if k.startswith("avro."))
-            self.avro = AvroConverter(ConverterSpec("value", AVRO, inner), stopping)
+            url = spec.get(APICURIO_URL)
+            if url is not None:
+                from pgcdc.converters.apicurio import ApicurioAvroConverter
+                from pgcdc.converters.apicurio_refs import ApicurioReferencingAvro
+
+                self.avro = ApicurioReferencingAvro(ApicurioAvroConverter(
+                    ConverterSpec("value", APICURIO_AVRO, inner), stopping))
+            else:
+                url = spec.get("avro.schema.registry.url")
+                self.avro = AvroConverter(ConverterSpec("value", AVRO, inner), stopping)
             # Configuration.getStrings splits the list without trimming; `dataschema` joins it again with ","
-            self.urls = ",".join(u for u in spec.get("avro.schema.registry.url").split(",") if u.strip())
+            self.urls = ",".join(u for u in url.split(",") if u.strip())
 
     def prepare(self, schema: dict[str, Any] | None) -> Any:
         if schema is None:
@@ -163,11 +174,11 @@ class PreparedEvents:
                                                                                   conv.side)
         self.fix = float_fixer(self.data_schema)
         self.data_json = b'{"schema":' + jackson(orjson.dumps(self.data_schema)) + b',"payload":'
-        self.data_avro: PreparedAvro | None = None
+        self.data_avro: Any = None
         if conv.avro is not None:
-            self.data_avro = PreparedAvro(conv.avro, self.data_schema)
-        # (server, database, source attributes) -> the event's schema
-        self.event_avro: dict[tuple[str, str, int], PreparedAvro] = {}
+            self.data_avro = conv.avro.prepare(self.data_schema)
+        # (server, database, source attributes) -> the event's writer
+        self.event_avro: dict[tuple[str, str, int], Any] = {}
 
     def metadata(self, value: dict[str, Any], headers: Any) -> Meta | None:
         """(source, op, transaction, id, type, source attributes) from the value or the headers (None: no event)."""
@@ -225,7 +236,9 @@ class PreparedEvents:
         assert self.data_avro is not None
         wire = self.data_avro(topic, data)
         assert wire is not None
-        return wire, f"{self.conv.urls}/schemas/ids/{int.from_bytes(wire[1:5], 'big')}"
+        # getSchemaIdFromAvroMessage: the 4 bytes after the magic byte as a signed int (with an 8-byte id, its
+        # high half)
+        return wire, f"{self.conv.urls}/schemas/ids/{int.from_bytes(wire[1:5], 'big', signed=True)}"
 
     def __call__(self, topic: str, value: Any, headers: Any = None) -> bytes | None:
         if value is None:
@@ -244,7 +257,7 @@ class PreparedEvents:
             prepared = self.event_avro.get(key)
             if prepared is None:
                 assert conv.avro is not None
-                prepared = self.event_avro[key] = PreparedAvro(conv.avro, self.event_schema(source, meta[5]))
+                prepared = self.event_avro[key] = conv.avro.prepare(self.event_schema(source, meta[5]))
             return prepared(topic, event)
         if conv.data == "avro":
             wire, dataschema = self._avro_data(topic, data)

@@ -75,9 +75,10 @@ MEANING: dict[str, str] = {
     "schema.data.name.source.header.enable": "CloudEvents: only `false`",
     "json.*": "CloudEvents: JsonConverter's options for the event and its `data` (`json.schemas.enable`: "
               "`data` as `{schema, payload}`, default true; `json.replace.null.with.default`, …)",
-    "avro.*": "CloudEvents: AvroConverter's options (`avro.schema.registry.url`, required with Avro, also "
-              "written in `dataschema`; auth, subject strategies, …); `avro.apicurio.registry.url` is not "
-              "supported yet",
+    "avro.*": "CloudEvents: the Avro converter's options. With `avro.apicurio.registry.url` (one URL, also "
+              "written in `dataschema`) Apicurio's AvroConverter and its `avro.apicurio.registry.*` options "
+              "(`auto-register` must be `true`); else Confluent's AvroConverter (`avro.schema.registry.url`, "
+              "required with Avro, also written in `dataschema`; auth, subject strategies, …)",
     "enhanced.protobuf.schema.support": "only `false`, the default",
     "optional.for.nullables": "only `false`, the default (a nullable field is a plain proto3 field)",
     "optional.for.proto2": "only `false`, the default",

@@ -187,8 +187,12 @@ OPTIONS: dict[str, dict[str, Check]] = {
                   "schema.data.name.source.header.enable": _only("false"), "schemas.enable": _any,
                   "json.*": _not_yet, "avro.*": _not_yet},  # documentation rows: the sub-options are below
 }
-# A converter's options handed to the converters it holds (CloudEventsConverter's `json.*` and `avro.*`).
+# A converter's options handed to the converters it holds (CloudEventsConverter's `json.*` and `avro.*`: the
+# latter Apicurio's AvroConverter's when `avro.apicurio.registry.url` is set, else Confluent's).
 SUB_OPTIONS: dict[str, tuple[tuple[str, str], ...]] = {CLOUDEVENTS: (("json.", JSON), ("avro.", AVRO))}
+APICURIO_SUB_OPTIONS: dict[str, tuple[tuple[str, str], ...]] = {
+    CLOUDEVENTS: (("json.", JSON), ("avro.", APICURIO_AVRO))}
+CE_APICURIO_URL = "avro.apicurio.registry.url"
 _APICURIO_NOT_YET = ("apicurio.registry.headers.", "apicurio.registry.auth.", "apicurio.registry.fallback.",
                      "apicurio.registry.artifact.", "apicurio.registry.schema-resolver",
                      "apicurio.registry.dereference-schema", "apicurio.registry.avro-datum-provider")
@@ -245,7 +249,8 @@ def _knows(cls: str, name: str) -> bool:
     """Whether `cls` has the option `name`, itself or through a converter it holds (`json.schemas.enable`)."""
     if name in OPTIONS[cls] and not name.endswith("*"):
         return True
-    return any(name.startswith(sub) and name[len(sub):] in OPTIONS[inner] for sub, inner in SUB_OPTIONS.get(cls, ()))
+    return any(name.startswith(sub) and name[len(sub):] in OPTIONS[inner]
+               for sub, inner in (*SUB_OPTIONS.get(cls, ()), *APICURIO_SUB_OPTIONS.get(cls, ())))
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,8 +341,20 @@ def _check_cloudevents(spec: ConverterSpec, prefix: str) -> None:
     if avro_events and spec.get("data.serializer.type", "json") == "json":
         raise ConfigError(f"{prefix}data.serializer.type: cannot use 'application/json' data content type within "
                           "Avro events (serializer.type=avro)")
-    if (avro_events or spec.get("data.serializer.type") == "avro") and not spec.get("avro.schema.registry.url"):
-        raise ConfigError(f"{prefix}avro.schema.registry.url: required by {spec.cls} with Avro")
+    if not (avro_events or spec.get("data.serializer.type") == "avro"):
+        return
+    if spec.get(CE_APICURIO_URL) is None and not spec.get("avro.schema.registry.url"):
+        raise ConfigError(f"{prefix}avro.schema.registry.url: required by {spec.cls} with Avro (or "
+                          "avro.apicurio.registry.url for Apicurio Registry)")
+    if spec.get(CE_APICURIO_URL) is not None:
+        if not spec.get(CE_APICURIO_URL).strip():
+            raise ConfigError(f"{prefix}{CE_APICURIO_URL}: must name Apicurio Registry's URL (got '')")
+        if "," in spec.get(CE_APICURIO_URL):
+            raise ConfigError(f"{prefix}{CE_APICURIO_URL}: one URL only: Apicurio's converter is handed the list "
+                              "as one URL")
+        if not spec.get("avro." + _A + "auto-register", False):
+            raise ConfigError(f"{prefix}avro.{_A}auto-register: only true is supported yet with {spec.cls} (pgcdc "
+                              "registers the schemas with their references as Apicurio's serializer does)")
 
 
 def _checked(cls: str, raw: Mapping[str, tuple[str, str]]) -> list[tuple[str, Any]]:
@@ -346,15 +363,16 @@ def _checked(cls: str, raw: Mapping[str, tuple[str, str]]) -> list[tuple[str, An
     `avro.*`) are checked by that converter's table."""
     known = OPTIONS[cls]
     options = []
+    subs = (APICURIO_SUB_OPTIONS if CE_APICURIO_URL in raw else SUB_OPTIONS).get(cls, ())
     for name, (full, value) in sorted(raw.items()):
         if name.startswith(_DELEGATE) and "delegate.converter.type" in known:
             continue
         check = known.get(name) if not name.endswith("*") else None
-        for sub, inner in SUB_OPTIONS.get(cls, ()):
+        for sub, inner in subs:
             if check is None and name.startswith(sub):
                 check = OPTIONS[inner].get(name[len(sub):])
-                if inner == AVRO and (name[len(sub):].startswith(_REGISTRY_NOT_YET)
-                                      or name == "avro.apicurio.registry.url"):
+                not_yet = {AVRO: _REGISTRY_NOT_YET, APICURIO_AVRO: _APICURIO_NOT_YET}.get(inner, ())
+                if name[len(sub):].startswith(not_yet) and (inner == AVRO or check is None):
                     raise ConfigError(f"{full}: is not supported yet by {cls}")
         if check is None:
             if ((name.startswith(_REGISTRY_NOT_YET) and cls in REGISTRY_CLASSES)

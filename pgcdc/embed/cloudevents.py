@@ -4,7 +4,8 @@ The change itself (op, source, before/after) the view reads from the record's Co
 converter was handed, whose `before` and `after` are the event's `data`; only the attributes (`id`, `source`,
 `type`, `time`, the `iodebezium*` extensions, …) exist in the converted bytes alone, so they are read from
 them: JSON events parsed as they are, Avro events (serializer.type=avro) read by fastavro with the schema this
-process registered for them, found by the id in the record's wire header. No registry is asked.
+process registered for them, found by the id in the record's wire header (Confluent's, or Apicurio's with a 4-
+or 8-byte id). No registry is asked.
 """
 
 from __future__ import annotations
@@ -40,9 +41,12 @@ class _AvroEvents:
     def __init__(self, converter: CloudEventsConverter) -> None:
         assert converter.avro is not None
         self.schemas = converter.avro.written  # filled by the converter before the record reaches the application
+        # the wire header: magic byte and a 4-byte id, or an 8-byte one (Apicurio's Legacy8ByteIdHandler)
+        self.size = getattr(converter.avro, "frame_size", 5)
 
     def __call__(self, value: bytes) -> dict[str, Any]:
-        event = fastavro.schemaless_reader(io.BytesIO(value[5:]), self.schemas[value[:5]], None)
+        size = self.size
+        event = fastavro.schemaless_reader(io.BytesIO(value[size:]), self.schemas[value[:size]], None)
         assert isinstance(event, dict)
         event.pop("data", None)
         return event

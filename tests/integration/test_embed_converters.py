@@ -5,17 +5,22 @@ converter's, which a consumer of their own decodes to the same change."""
 from __future__ import annotations
 
 import base64
+import io
 from typing import Any
 
+import fastavro
 import orjson
 import pytest
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
+from pgcdc.converters.apicurio import registry_base
+from pgcdc.converters.avro_schema import writer_schema
 from pgcdc.embed import Engine, Event
 from pgcdc.embed.values import decoder
 from pgcdc.local import ApicurioRegistry, PostgresCluster
+from tests.integration.test_apicurio_converter import fetch
 from tests.integration.test_embed import props, take
 from tests.integration.test_embed_transformed import TABLE, WORKLOAD, _view
 from tests.integration.test_protobuf_registry import PROTOBUF, decode
@@ -97,3 +102,27 @@ def test_cloudevents_records_have_the_json_paths_typed_values_and_their_attribut
                 row = getattr(e, field)
                 assert (inner[field] or {}).get("id") == (row or {}).get("id")
                 assert inner[field] is None or inner[field]["amount"] == row["amount"]
+
+
+def test_cloudevents_with_apicurio_8_byte_ids_have_their_attributes(pg: PostgresCluster, dbname: str,
+                                                                    registry: ApicurioRegistry) -> None:
+    """Avro events through Apicurio's converter with 8-byte global ids: the view reads the attributes with the
+    schema written under the record's 9-byte header, as a consumer reads them with the schema the registry holds
+    under that global id."""
+    pg.execute(TABLE, dbname)
+    v3 = f"{registry_base(registry.url)}/apis/registry/v3"
+    a = "value.converter.avro.apicurio.registry."
+    extra = {"value.converter": CE, "value.converter.serializer.type": "avro",
+             "value.converter.data.serializer.type": "avro", a + "url": v3, a + "auto-register": "true",
+             a + "use-id": "globalId", a + "id-handler": "io.apicurio.registry.serde.Legacy8ByteIdHandler"}
+    ours, json_path, _ = _two_engines(pg, dbname, extra, 5)
+    assert [_view(e) for e in ours] == [_view(e) for e in json_path]
+    for e in ours[:4]:
+        assert e.value is not None and e.value[0] == 0 and e.cloudevent is not None
+        text = fetch(f"{v3}/ids/globalIds/{int.from_bytes(e.value[1:9], 'big')}", raw=True)
+        event = fastavro.schemaless_reader(io.BytesIO(e.value[9:]), fastavro.parse_schema(writer_schema(text)), None)
+        assert isinstance(event, dict)
+        event.pop("data")
+        assert e.cloudevent == event
+        # Debezium reads the `dataschema` id as the 4 bytes after the magic byte: the 8-byte id's high half
+        assert event["dataschema"] == f"{v3}/schemas/ids/0" and event["iodebeziumop"] == e.op
