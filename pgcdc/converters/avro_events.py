@@ -43,8 +43,8 @@ class AvroEvents:
     as the envelope holds them (JsonConverter's form). `header` (the wire format's magic byte and schema id) is
     set by the caller before the first event."""
 
-    __slots__ = ("_after", "_before", "_head", "_mid", "_no_before", "_ops", "_row", "_segments", "_tail", "_ts",
-                 "header", "lsn_w", "seq_w", "txn")
+    __slots__ = ("_after", "_before", "_head", "_mid", "_no_after", "_no_before", "_ops", "_row", "_segments",
+                 "_tail", "_ts", "header", "lsn_w", "seq_w", "txn")
 
     def __init__(self, connect_schema: dict[str, Any], avro_text: str) -> None:
         envelope = spavro.schema.parse(orjson.dumps(writer_schema(avro_text)).decode())
@@ -58,9 +58,11 @@ class AvroEvents:
         self.seq_w = get_writer(source[seq].type.to_json())
         self.lsn_w = get_writer(source[lsn].type.to_json())
         self._before = get_writer(fields["before"].type.to_json())
-        self._no_before = _bytes(self._before, None)
+        self._no_before = _bytes(self._before, None)  # the union's null branch: spavro's bytes, written once
         self._after = get_writer(fields["after"].type.to_json())
-        self._ts = _record_writer([fields["ts_ms"], fields["ts_us"], fields["ts_ns"]])
+        self._no_after = _bytes(self._after, None)
+        # One writer per timestamp field: three calls cost less than building a record's dict per event.
+        self._ts = tuple(get_writer(fields[name].type.to_json()) for name in ("ts_ms", "ts_us", "ts_ns"))
         row = datum_function(next(f for f in connect_schema["fields"] if f["field"] == "after"), tuples=False)
         self._row: Callable[[Any], Any] = row if row is not None else (lambda v: v)
         # `transaction` (null: this path is not taken with transaction metadata) and `op`, per op.
@@ -93,31 +95,38 @@ class AvroEvents:
         out = io.BytesIO()
         write = out.write
         write(self.header)
-        self._before(out, None if before is None else row(loads(dumps(before))))
-        self._after(out, None if after is None else row(loads(dumps(after))))
+        if before is None:
+            write(self._no_before)
+        else:
+            self._before(out, row(loads(dumps(before))))
+        if after is None:
+            write(self._no_after)
+        else:
+            self._after(out, row(loads(dumps(after))))
+        self._rest(out, op, sequence, lsn, now_ns)
+        return out.getvalue()
+
+    def read(self, after: bytes, sequence: str, lsn: int, now_ns: int) -> bytes:
+        """A snapshot record's value (op `r`, no `before`), its row as JSON bytes."""
+        out = io.BytesIO()
+        out.write(self.header)
+        out.write(self._no_before)
+        self._after(out, self._row(orjson.loads(after)))
+        self._rest(out, "r", sequence, lsn, now_ns)
+        return out.getvalue()
+
+    def _rest(self, out: io.BytesIO, op: str, sequence: str, lsn: int, now_ns: int) -> None:
+        """Everything after the rows: the source block, `transaction`, `op` and the event's timestamps."""
+        write = out.write
         write(self._head)
         self.seq_w(out, sequence)
         write(self._mid)
         self.lsn_w(out, lsn)
         write(self._tail[op])
-        self._ts(out, {"ts_ms": now_ns // 1_000_000, "ts_us": now_ns // 1000, "ts_ns": now_ns})
-        return out.getvalue()
-
-
-    def read(self, after: bytes, sequence: str, lsn: int, now_ns: int) -> bytes:
-        """A snapshot record's value (op `r`, no `before`), its row as JSON bytes."""
-        out = io.BytesIO()
-        write = out.write
-        write(self.header)
-        write(self._no_before)
-        self._after(out, self._row(orjson.loads(after)))
-        write(self._head)
-        self.seq_w(out, sequence)
-        write(self._mid)
-        self.lsn_w(out, lsn)
-        write(self._tail["r"])
-        self._ts(out, {"ts_ms": now_ns // 1_000_000, "ts_us": now_ns // 1000, "ts_ns": now_ns})
-        return out.getvalue()
+        ms, us, ns = self._ts
+        ms(out, now_ns // 1_000_000)
+        us(out, now_ns // 1000)
+        ns(out, now_ns)
 
 
 def _bytes(write: Write, datum: Any) -> bytes:
