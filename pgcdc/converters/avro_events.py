@@ -53,8 +53,7 @@ class AvroEvents:
         names = [f.name for f in source]
         seq, lsn = names.index("sequence"), names.index("lsn")
         # The source fields in three runs around the two per-event ones, each written once per transaction.
-        self._segments = (_record_writer(source[:seq]), _record_writer(source[seq + 1:lsn]),
-                          _record_writer(source[lsn + 1:]))
+        self._segments = (_Fields(source[:seq]), _Fields(source[seq + 1:lsn]), _Fields(source[lsn + 1:]))
         self.seq_w = get_writer(source[seq].type.to_json())
         self.lsn_w = get_writer(source[lsn].type.to_json())
         self._before = get_writer(fields["before"].type.to_json())
@@ -85,8 +84,8 @@ class AvroEvents:
     def transaction(self, source: dict[str, Any], token: Any) -> None:
         """Write the source fields of the transaction `token` names (`source`: any of its events' block)."""
         head, mid, end = self._segments
-        self._head, self._mid = _bytes(head, source), _bytes(mid, source)
-        end_bytes = _bytes(end, source)
+        self._head, self._mid = head(source), mid(source)
+        end_bytes = end(source)
         self._tail = {op: end_bytes + b for op, b in self._ops.items()}
         self.txn = token
 
@@ -127,6 +126,33 @@ class AvroEvents:
         ms(out, now_ns // 1_000_000)
         us(out, now_ns // 1000)
         ns(out, now_ns)
+
+
+class _Fields:
+    """A run of a record's fields, written once per transaction: each field's bytes by spavro once per distinct
+    value (most of a source block is the same in every transaction: the connector, the database, the table),
+    a small cache per field keeping the last values' bytes."""
+
+    __slots__ = ("fields",)
+
+    def __init__(self, fields: list[Any]) -> None:
+        self.fields = tuple((f.name, get_writer(f.type.to_json()), {}) for f in fields)
+
+    def __call__(self, record: dict[str, Any]) -> bytes:
+        parts = []
+        for name, write, known in self.fields:
+            value = record[name]
+            if type(value) is float:  # 0.0 and -0.0 are one dict key; NaN is never found
+                parts.append(_bytes(write, value))
+                continue
+            # Keyed by type too: 1 and True are one dict key.
+            data = known.get((type(value), value))
+            if data is None:
+                if len(known) >= 64:
+                    known.clear()
+                data = known[(type(value), value)] = _bytes(write, value)
+            parts.append(data)
+        return b"".join(parts)
 
 
 def _bytes(write: Write, datum: Any) -> bytes:
