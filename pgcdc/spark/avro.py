@@ -163,6 +163,8 @@ class AvroFormat:
     Confluent API; Apicurio's is under /apis/ccompat/v7); `conf`: more of confluent-kafka's client settings
     (`basic.auth.user.info`, `ssl.*`, ...). Reuse one across batches: fetched schemas are kept."""
 
+    passed: tuple[str, ...] = _PASSED  # the raw columns kept beside the decoded ones (a subclass adds its own)
+
     def __init__(self, registry: str, decoder: str = "spark", **conf: Any) -> None:
         if decoder not in DECODERS:
             raise ValueError(f"AvroFormat decoder={decoder!r}: expected one of {', '.join(DECODERS)}")
@@ -202,30 +204,34 @@ class AvroFormat:
             ok = (F.length(c) >= 5) & (F.substring(c, 1, 1) == F.lit(b"\x00"))
             return F.when(ok, F.conv(F.hex(F.substring(c, 2, 4)), 16, 10).cast("long"))
 
-        base = raw.select(*_PASSED, schema_id(F.col("value")).alias("vh"), schema_id(F.col("key")).alias("kh"))
+        base = raw.select(*self.passed, schema_id(F.col("value")).alias("vh"), schema_id(F.col("key")).alias("kh"))
         wire = ((F.col("value").isNotNull() & F.col("vh").isNull()) | (F.col("key").isNotNull() & F.col("kh").isNull()))
         for cached in (self.base, *self.decoded.values()):  # the previous batch's
             if cached is not None:
                 cached.unpersist()
         base = self.base = base.select("*", wire.alias("wire_bad")).persist()
-        bad = base.filter("wire_bad").select(
-            *_PASSED, "vh", "kh", F.lit(None).cast("string").alias("op"), F.lit(None).cast("long").alias("lsn"),
+        bad = self._finish(base.filter("wire_bad").select(
+            *self.passed, "vh", "kh", F.lit(None).cast("string").alias("op"), F.lit(None).cast("long").alias("lsn"),
             F.lit(False).alias("has_key"),
             F.lit("not Confluent's wire format (magic byte 0, 4-byte schema id)").alias("malformed"),
-            *_no_flat_columns())
-        parts = [bad]
+            *_no_flat_columns()))
+        parts = [bad.select(*PROBE_COLUMNS)]
         self.decoded = {}
         for row in base.filter("not wire_bad").select("topic", "vh", "kh").distinct().collect():
             version = (row["topic"], row["vh"], row["kh"])
             rows = base.filter((F.col("topic") == row["topic"]) & F.col("vh").eqNullSafe(F.lit(row["vh"]))
-                               & F.col("kh").eqNullSafe(F.lit(row["kh"]))).select(*_PASSED, "vh", "kh")
-            decoded = self._decode(rows, row["vh"], row["kh"], options).persist()
+                               & F.col("kh").eqNullSafe(F.lit(row["kh"]))).select(*self.passed, "vh", "kh")
+            decoded = self._finish(self._decode(rows, row["vh"], row["kh"], options)).persist()
             self.decoded[version] = decoded
             parts.append(decoded.select(*PROBE_COLUMNS))
         out = parts[0]
         for p in parts[1:]:
             out = out.unionByName(p)
         return out
+
+    def _finish(self, probed: DataFrame) -> DataFrame:
+        """The probe's columns of decoded records as the caller sees them (a subclass's say over them)."""
+        return probed
 
     def _decode(self, rows: DataFrame, vid: int | None, kid: int | None, options: DecodeOptions) -> DataFrame:
         """One version's records with `v` and `k` (Avro's plain types) and the probe's columns."""

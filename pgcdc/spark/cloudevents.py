@@ -12,8 +12,9 @@ unchanged; the test costs one prefix comparison per record (Debezium writes `id`
 data's schema and payload are spliced in as Spark's JSON reader re-emits them (from_json into a string field),
 never re-encoded value by value.
 
-A CloudEvent this cannot read (data in Avro or without its schema, no `iodebeziumop`: extension attributes
-off) is left as written, and changes.py quarantines it as a malformed envelope.
+A CloudEvent this cannot read (data without its schema, no `iodebeziumop`: extension attributes off) is left
+as written, and changes.py quarantines it as a malformed envelope; so is one with Avro data, which
+CloudEventsAvroFormat (cloudevents_avro.py) reads.
 """
 
 from __future__ import annotations
