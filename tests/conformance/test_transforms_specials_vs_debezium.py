@@ -116,3 +116,77 @@ def test_mask_field_unparsable_replacement_fails_like_debezium(pg: PostgresClust
     print(f"Debezium: {java}\npgcdc: {ours}")
     assert ours == (f"transforms.m ({MASK}) failed on a record for topic 'dbserver1.public.g': replacement "
                     f"{replacement!r} for field {column!r}: {java} (errors.tolerance=none)")
+
+
+TSC = K + "TimestampConverter$Value"
+TS_VALUES = ["'2024-02-29 12:34:56.789012'", "'1969-12-31 23:59:59.999999'", "'1970-01-01 00:00:00.000001'",
+             "'0001-01-01 00:00:00'", "'9999-12-31 23:59:59.999999'", "'1582-10-04 23:59:59.999'",
+             "'1582-10-15 00:00:00'", "'1500-03-01 12:00:00'", "'0044-03-15 12:00:00 BC'",
+             "'4713-01-01 00:00:00 BC'", "'infinity'", "'-infinity'", "NULL"]
+DATE_VALUES = ["'2024-02-29'", "'1969-12-31'", "'1970-01-01'", "'0001-01-01'", "'9999-12-31'", "'1582-10-04'",
+               "'1582-10-15'", "'1500-03-01'", "'0044-03-15 BC'", "'4713-01-01 BC'", "'infinity'", "'-infinity'",
+               "NULL"]
+TIME_VALUES = ["'12:34:56.789012'", "'23:59:59.999999'", "'00:00:00.000001'", "'00:00:00'", "'24:00:00'", "NULL"]
+T_TS, T_DATES, T_TIMES = ["ts1", "ts2", "ts3", "ts4", "ts5", "ts6", "ts7"], ["dt1", "dt2", "dt3"], ["tm1", "tm2"]
+T_SETUP = ("CREATE TABLE tt (id int PRIMARY KEY, " + ", ".join(f"{c} timestamp" for c in T_TS) + ", t3 timestamp(3), "
+           + ", ".join(f"{c} date" for c in T_DATES) + ", " + ", ".join(f"{c} time" for c in T_TIMES) + ")")
+
+
+def _t_rows(first: int) -> str:
+    rows = []
+    for n, ts in enumerate(TS_VALUES):
+        vals = [ts] * (len(T_TS) + 1) + [DATE_VALUES[n]] * len(T_DATES) + [TIME_VALUES[n % len(TIME_VALUES)]] * 2
+        rows.append(f"({first + n}, {', '.join(vals)})")
+    return ", ".join(rows)
+
+
+T_SNAPSHOT = T_SETUP + "; INSERT INTO tt VALUES " + _t_rows(1)
+T_WORKLOAD = ["INSERT INTO tt VALUES " + _t_rows(101), "UPDATE tt SET ts1 = '0001-01-01 00:00:00.000001' WHERE id = 1",
+              "DELETE FROM tt WHERE id = 4"]
+
+
+def converters(**specs: str) -> dict[str, str]:
+    """alias=field:target[:precision[:format]]"""
+    props: dict[str, str] = {}
+    for alias, spec in specs.items():
+        field, target, precision, fmt = [*spec.split(":", 3), "", ""][:4]
+        props |= {f"transforms.{alias}.type": TSC, f"transforms.{alias}.field": field,
+                  f"transforms.{alias}.target.type": target}
+        if precision:
+            props[f"transforms.{alias}.unix.precision"] = precision
+        if fmt:
+            props[f"transforms.{alias}.format"] = fmt
+    return props
+
+
+def chain(convs: dict[str, str], **extra: str) -> dict[str, str]:
+    return {"transforms": "unwrap," + ",".join(convs), **unwrap(add_fields="op"),
+            "transforms.unwrap.delete.tombstone.handling.mode": "rewrite", **converters(**convs), **extra}
+
+
+TS_SCENARIOS: dict[str, dict[str, str]] = {
+    # time.precision.mode=adaptive: timestamp is MicroTimestamp and time MicroTime (int64: unix time to Kafka
+    # Connect, in unix.precision), timestamp(3) io.debezium.time.Timestamp (int64 milliseconds).
+    "snapshot_timestamp_converter_micro_extremes": chain({
+        "c1": "ts1:string:microseconds:yyyy-MM-dd HH:mm:ss.SSS", "c2": "ts2:string:microseconds:"
+        "G yyyy-MM-dd'T'HH:mm:ss.SSS EEE D", "c3": "ts3:unix:microseconds", "c4": "ts4:Date:microseconds",
+        "c5": "ts5:Time:microseconds", "c6": "ts6:Timestamp:microseconds", "c7": "ts7:unix:seconds",
+        "c8": "t3:string::yyyy-MM-dd HH:mm:ss.SSS", "c9": "tm1:Time:microseconds",
+        "c10": "tm2:string:microseconds:HH:mm:ss.SSS"}, **{"table.include.list": "public.tt",
+                                                         "column.exclude.list": "public.tt.dt.*"}),
+    # time.precision.mode=connect: Kafka Connect's own Timestamp, Date and Time (milliseconds).
+    "snapshot_timestamp_converter_connect_extremes": chain({
+        "c1": "ts1:string::yyyy-MM-dd HH:mm:ss.SSS G", "c2": "ts2:unix", "c3": "ts3:Date", "c4": "ts4:Time",
+        "c5": "ts5:unix:microseconds", "c6": "dt1:string::yyyy-MM-dd G", "c7": "dt2:unix",
+        "c8": "dt3:Timestamp", "c9": "tm1:string::HH:mm:ss.SSS", "c10": "tm2:unix:microseconds"},
+        **{"time.precision.mode": "connect", "table.include.list": "public.tt"}),
+}
+
+
+@pytest.mark.parametrize("scenario", sorted(TS_SCENARIOS))
+def test_timestamp_converter_extremes_match_debezium(pg: PostgresCluster, dbname: str, tmp_path: Path,
+                                                     scenario: str) -> None:
+    ours, theirs = run_recorded(pg, dbname, tmp_path, T_SNAPSHOT, TS_SCENARIOS[scenario], T_WORKLOAD, scenario,
+                                snapshot=True)
+    assert {r["value"]["payload"]["__op"] for r in theirs if r["topic"].endswith(".tt")} >= {"r", "c", "u", "d"}
+    assert_same_records(scenario, ours, theirs, snapshot=True)
