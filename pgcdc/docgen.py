@@ -237,7 +237,8 @@ def _transforms_section() -> list[str]:
             "whose masked field is not null (a null passes); a float64 gets the nearest double (`-0.0` is `0.0`, "
             "BigDecimal having no negative zero, while `-1e-400` underflows to `-0.0`), a float32 that double "
             "rounded again to a float (`3.4028236E38` is `Infinity`), an integer the value truncated toward zero "
-            "and narrowed as a Java cast (`70000.9` in an int16 is 4464).", "",
+            "and narrowed as a Java cast (`70000.9` in an int16 is 4464). MaskField fails a tombstone as Kafka "
+            "Connect does (a null value is no Map): filter tombstones first, as with HeaderFrom.", "",
             "Speed: a chain of one ExtractNewRecordState and any number of RegexRouters, without predicates, "
             "`add.headers`, `route.by.field`, `drop.fields.header.name`, `replace.null.with.default=false` or "
             "`add.fields` that read `before`/`after`, is compiled per topic and table version: inserts, updates "

@@ -213,7 +213,9 @@ def mask_field(key: bool) -> Callable[[str, Mapping[str, str], Any], Transform]:
         def apply(r: Record) -> Record:
             schema, value = side.get(r)
             if value is None:
-                return r
+                # Requirements.requireMap/requireStruct: a tombstone fails (filter tombstones first).
+                raise ValueError("Only Map objects supported in absence of schema for [mask fields], found: null"
+                                 if schema is None else "Only Struct objects supported for [mask fields], found: null")
             if schema is None:
                 raise ValueError("pgcdc masks fields of records with a schema only")
             hit = cache.get(id(schema))

@@ -14,9 +14,10 @@ from pgcdc.errors import PgcdcError
 from pgcdc.local import PostgresCluster
 from pgcdc.runner import Connector
 from pgcdc.sink.memory import MemorySink
-from tests.conformance.oracle import run_oracle
+from tests.conformance.oracle import run_oracle, start_oracle, stop_oracle
+from tests.conformance.test_debezium_streaming import slot_active
 from tests.conformance.test_transforms_vs_debezium import K, assert_same_records, run_recorded, unwrap
-from tests.harness import make_config
+from tests.harness import make_config, wait_for
 
 MASK = K + "MaskField$Value"
 # Each column masked by its own MaskField with its own replacement (column -> replacement), read by
@@ -76,8 +77,8 @@ def test_mask_field_special_replacements_match_debezium(pg: PostgresCluster, dbn
     assert_same_records(scenario, ours, theirs, snapshot=True)
 
 
-def _pgcdc_failure(pg: PostgresCluster, dbname: str, props: dict[str, str]) -> str:
-    """The one line pgcdc stops with on the snapshot of `props`' connector."""
+def _pgcdc_failure(pg: PostgresCluster, dbname: str, props: dict[str, str], workload: str = "") -> str:
+    """The one line pgcdc stops with on `props`' connector (its snapshot, or `workload` once it streams)."""
     connector = Connector(make_config(pg, dbname, **props), sink=MemorySink())
     errors: list[BaseException] = []
 
@@ -88,6 +89,9 @@ def _pgcdc_failure(pg: PostgresCluster, dbname: str, props: dict[str, str]) -> s
             errors.append(exc)
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
+    if workload:
+        assert connector.ready.wait(60)
+        pg.execute(workload, dbname)
     thread.join(90)
     if thread.is_alive():
         connector.stop()
@@ -190,3 +194,26 @@ def test_timestamp_converter_extremes_match_debezium(pg: PostgresCluster, dbname
                                 snapshot=True)
     assert {r["value"]["payload"]["__op"] for r in theirs if r["topic"].endswith(".tt")} >= {"r", "c", "u", "d"}
     assert_same_records(scenario, ours, theirs, snapshot=True)
+
+
+def test_mask_field_fails_a_tombstone_like_debezium(pg: PostgresCluster, dbname: str, tmp_path: Path) -> None:
+    # MaskField reads a record without a schema as a Map (Requirements.requireMap): a tombstone's null is none.
+    pg.execute("CREATE TABLE g (id int PRIMARY KEY, r real)", dbname)
+    props = {"topic.prefix": "dbserver1", "transforms": "m", "transforms.m.type": MASK, "transforms.m.fields": "r"}
+    out = tmp_path / "dbz.jsonl"
+    oracle = start_oracle({"name": "oracle", "config": {**pg.connection_properties(dbname), **props,
+                                                        "snapshot.mode": "no_data", "slot.name": f"dbz_{dbname}",
+                                                        "publication.name": f"dbzpub_{dbname}"}}, out)
+    try:
+        wait_for(lambda: slot_active(pg, f"dbz_{dbname}") or oracle.poll() is not None, 120, "Debezium to stream")
+        pg.execute("INSERT INTO g VALUES (1, 1.5); DELETE FROM g", dbname)
+        wait_for(lambda: oracle.poll() is not None, 120, "Debezium to stop on the tombstone")
+    finally:
+        if oracle.poll() is None:
+            stop_oracle(oracle, out)
+    java = "Only Map objects supported in absence of schema for [mask fields], found: null"
+    assert oracle.returncode != 0 and java in out.with_suffix(".jvm.log").read_text()
+    ours = _pgcdc_failure(pg, dbname, {**props, "name": "pgcdc", "snapshot.mode": "no_data"},
+                          "INSERT INTO g VALUES (2, 2.5); DELETE FROM g WHERE id = 2")
+    assert ours == (f"transforms.m ({MASK}) failed on a record for topic 'dbserver1.public.g': {java} "
+                    "(errors.tolerance=none)")

@@ -278,3 +278,15 @@ def test_mask_field_unparsable_replacement_fails_each_record_with_a_value() -> N
     kept = replay("snapshot_mask_float_and_int_replacements", {**props, "errors.tolerance": "all"})
     # rows 2 and 11 have no r1; the delete of row 3 (rewritten from `before`, the key alone) neither
     assert [int(r["key"]["payload"]["id"]) for r in kept] == [2, 11, 3]
+
+
+def test_mask_field_fails_a_tombstone() -> None:
+    # Measured with Debezium 3.6.3 (tests/conformance/test_transforms_specials_vs_debezium.py): MaskField reads
+    # a record without a schema as a Map, and a tombstone's null is none; the engine stops.
+    props = {"transforms": "m", "transforms.m.type": "org.apache.kafka.connect.transforms.MaskField$Value",
+             "transforms.m.fields": "op"}
+    with pytest.raises(TransformError, match=r"failed on a record for topic 'dbserver1\.public\.t': Only Map objects "
+                                             r"supported in absence of schema for \[mask fields\], found: null"):
+        replay("unwrap_default", props)
+    kept = replay("unwrap_default", {**props, "errors.tolerance": "all"})
+    assert kept and all(r["value"] is not None for r in kept)
