@@ -36,12 +36,6 @@ def _saturated(v: int) -> int:
     return _LONG_MIN if v < _LONG_MIN else _LONG_MAX if v > _LONG_MAX else v
 
 
-def _int32(v: int) -> int:
-    """Date.fromLogical's `(int)` of the day count (a Debezium infinity read as unix time wraps)."""
-    v &= 0xFFFFFFFF
-    return v - (1 << 32) if v >> 31 else v
-
-
 def _java_div(a: int, b: int) -> int:
     """Java's integer division (truncates toward zero)."""
     q = abs(a) // abs(b)
@@ -112,7 +106,7 @@ class _Converter:
         if self.target == "Timestamp":
             return millis
         if self.target == "Date":
-            return _int32(millis // _DAY)
+            return millis // _DAY
         if self.target == "Time":
             return millis % _DAY
         if self.target == "unix":

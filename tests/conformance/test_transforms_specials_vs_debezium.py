@@ -131,7 +131,7 @@ DATE_VALUES = ["'2024-02-29'", "'1969-12-31'", "'1970-01-01'", "'0001-01-01'", "
                "'1582-10-15'", "'1500-03-01'", "'0044-03-15 BC'", "'4713-01-01 BC'", "'infinity'", "'-infinity'",
                "NULL"]
 TIME_VALUES = ["'12:34:56.789012'", "'23:59:59.999999'", "'00:00:00.000001'", "'00:00:00'", "'24:00:00'", "NULL"]
-T_TS, T_DATES, T_TIMES = ["ts1", "ts2", "ts3", "ts4", "ts5", "ts6", "ts7"], ["dt1", "dt2", "dt3"], ["tm1", "tm2"]
+T_TS, T_DATES, T_TIMES = ["ts1", "ts2", "ts3", "ts4", "ts5", "ts6", "ts7", "ts8"], ["dt1", "dt2", "dt3"], ["tm1", "tm2"]
 T_SETUP = ("CREATE TABLE tt (id int PRIMARY KEY, " + ", ".join(f"{c} timestamp" for c in T_TS) + ", t3 timestamp(3), "
            + ", ".join(f"{c} date" for c in T_DATES) + ", " + ", ".join(f"{c} time" for c in T_TIMES) + ")")
 
@@ -176,7 +176,9 @@ TS_SCENARIOS: dict[str, dict[str, str]] = {
         "G yyyy-MM-dd'T'HH:mm:ss.SSS EEE D", "c3": "ts3:unix:microseconds", "c4": "ts4:Date:microseconds",
         "c5": "ts5:Time:microseconds", "c6": "ts6:Timestamp:microseconds", "c7": "ts7:unix:seconds",
         "c8": "t3:string::yyyy-MM-dd HH:mm:ss.SSS", "c9": "tm1:Time:microseconds",
-        "c10": "tm2:string:microseconds:HH:mm:ss.SSS"}, **{"table.include.list": "public.tt",
+        "c10": "tm2:string:microseconds:HH:mm:ss.SSS",
+        # microseconds read as seconds: millions of years away, or past the long range (saturated)
+        "c11": "ts8:string:seconds:G yyyy-MM-dd HH:mm:ss.SSS"}, **{"table.include.list": "public.tt",
                                                          "column.exclude.list": "public.tt.dt.*"}),
     # time.precision.mode=connect: Kafka Connect's own Timestamp, Date and Time (milliseconds).
     "snapshot_timestamp_converter_connect_extremes": chain({
