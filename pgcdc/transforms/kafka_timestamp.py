@@ -36,6 +36,15 @@ def _saturated(v: int) -> int:
     return _LONG_MIN if v < _LONG_MIN else _LONG_MAX if v > _LONG_MAX else v
 
 
+def _java_date(millis: int) -> int:
+    """A Date target's day count: Calendar sets the time of day to midnight (which before Long.MIN_VALUE wraps
+    round, and then is no midnight: Date.fromLogical refuses it), Date.fromLogical `(int)`s the days."""
+    midnight = (millis // _DAY * _DAY + 2**63) % 2**64 - 2**63
+    if midnight % _DAY:
+        raise ValueError("Kafka Connect Date type should not have any time fields set to non-zero values.")
+    return (_java_div(midnight, _DAY) + 2**31) % 2**32 - 2**31
+
+
 def _java_div(a: int, b: int) -> int:
     """Java's integer division (truncates toward zero)."""
     q = abs(a) // abs(b)
@@ -106,7 +115,7 @@ class _Converter:
         if self.target == "Timestamp":
             return millis
         if self.target == "Date":
-            return millis // _DAY
+            return _java_date(millis)
         if self.target == "Time":
             return millis % _DAY
         if self.target == "unix":

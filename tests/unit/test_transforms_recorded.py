@@ -290,3 +290,13 @@ def test_mask_field_fails_a_tombstone() -> None:
         replay("unwrap_default", props)
     kept = replay("unwrap_default", {**props, "errors.tolerance": "all"})
     assert kept and all(r["value"] is not None for r in kept)
+
+
+def test_timestamp_converter_date_before_the_long_range_fails_the_record() -> None:
+    # Measured with Debezium 3.6.3 on this input (ts8 to a Date, read in seconds): the rows before 1677 saturate at
+    # Long.MIN_VALUE milliseconds, whose midnight Calendar wraps round, and Date.fromLogical refuses it.
+    props = json.loads((DATA / "snapshot_timestamp_converter_micro_extremes.props.json").read_text())
+    props["transforms.c11.target.type"] = "Date"
+    with pytest.raises(TransformError, match=r"transforms\.c11 .* Kafka Connect Date type should not have any time "
+                                             r"fields set to non-zero values\. \(errors\.tolerance=none\)$"):
+        replay("snapshot_timestamp_converter_micro_extremes", props)
