@@ -10,8 +10,11 @@ from typing import Any
 import orjson
 
 from pgcdc.errors import ConfigError
+from pgcdc.pgtypes.java_float import float32_text
+from pgcdc.pgtypes.numbers import python_float_to_java
 from pgcdc.transforms import Record, Schema, Transform
 from pgcdc.transforms import schema as S
+from pgcdc.transforms.connect_values import to_double, to_float, to_integer
 from pgcdc.transforms.kafka_connect import _list, _Side
 
 TIMESTAMP = "org.apache.kafka.connect.data.Timestamp"
@@ -123,6 +126,10 @@ def value_to_key(where: str, opts: Mapping[str, str], ctx: Any) -> Transform:
     return apply
 
 
+# Values.convertTo<type> of the replacement text (connect_values.py).
+_NUMBERS: dict[str, Callable[[str, str], Any]] = {
+    **dict.fromkeys(("int8", "int16", "int32", "int64"), to_integer),
+    "float": lambda text, t: to_float(text), "double": lambda text, t: to_double(text)}
 _ZERO: dict[str, Any] = {"boolean": False, "int8": 0, "int16": 0, "int32": 0, "int64": 0,
                          "float": orjson.Fragment(b"0.0"), "double": orjson.Fragment(b"0.0"), "string": "",
                          "array": [], "map": {}}
@@ -156,27 +163,26 @@ def _masker(where: str, f: Schema, replacement: str | None) -> Callable[[Any], A
         if t in ("array", "map"):
             return lambda v: None if v is None else type(zero)()
         return lambda v: None if v is None else zero
-    if t in ("int8", "int16", "int32", "int64"):
-        try:
-            iv = int(replacement)
-        except ValueError:
-            raise ConfigError(f"{where}.replacement: {replacement!r} is not a number for field {f['field']!r}") \
-                from None
+    if t in _NUMBERS:
         if name in _JAVA_DATES:  # a java.util.Date has no replacement mapping
             return _cannot(t, f)
-        return lambda v: None if v is None else iv
-    if t in ("float", "double"):
-        from pgcdc.pgtypes.java_float import float32_text, to_float32
-        from pgcdc.pgtypes.numbers import python_float_to_java
         try:
-            dv = float(replacement)
-        except ValueError:
-            raise ConfigError(f"{where}.replacement: {replacement!r} is not a number for field {f['field']!r}") \
-                from None
-        # FLOAT32: Float.parseFloat, written by Float.toString (16777217.5 is 1.6777218E7), not the double's text.
-        f32 = to_float32(dv)
-        fv = orjson.Fragment(float32_text(f32).encode()) if t == "float" and math.isfinite(f32) \
-            else python_float_to_java(f32 if t == "float" else dv)
+            parsed = _NUMBERS[t](replacement, t)
+        except ValueError as exc:
+            # Parsed per masked value as MaskField does: a record whose field is null passes, the others fail.
+            message = f"replacement {replacement!r} for field {f['field']!r}: {exc}"
+
+            def unparsable(v: Any) -> Any:
+                if v is None:
+                    return None
+                raise ValueError(message)
+            return unparsable
+        if t == "float":
+            # FLOAT32 is written by Float.toString (16777217.5 is 1.6777218E7), not the double's text.
+            fv = orjson.Fragment(float32_text(parsed).encode()) if math.isfinite(parsed) \
+                else python_float_to_java(parsed)
+        else:
+            fv = python_float_to_java(parsed) if t == "double" else parsed
         return lambda v: None if v is None else fv
     if t == "string":
         return lambda v: None if v is None else replacement
@@ -196,7 +202,9 @@ def mask_field(key: bool) -> Callable[[str, Mapping[str, str], Any], Transform]:
         names = set(_list(opts.get("fields", "")))
         if not names:
             raise ConfigError(f"{where}.fields: required (the fields to mask)")
+        # ConfigDef trims a STRING setting: " 1.5" is 1.5, and blanks alone are empty.
         replacement = opts.get("replacement")
+        replacement = None if replacement is None else replacement.strip()
         if replacement == "":
             raise ConfigError(f"{where}.replacement: must not be empty")
         side = _Side(key)
@@ -205,7 +213,9 @@ def mask_field(key: bool) -> Callable[[str, Mapping[str, str], Any], Transform]:
         def apply(r: Record) -> Record:
             schema, value = side.get(r)
             if value is None:
-                return r
+                # Requirements.requireMap/requireStruct: a tombstone fails (filter tombstones first).
+                raise ValueError("Only Map objects supported in absence of schema for [mask fields], found: null"
+                                 if schema is None else "Only Struct objects supported for [mask fields], found: null")
             if schema is None:
                 raise ValueError("pgcdc masks fields of records with a schema only")
             hit = cache.get(id(schema))

@@ -16,22 +16,31 @@ from typing import Any
 
 from pgcdc.errors import ConfigError
 from pgcdc.transforms import Record, Transform
+from pgcdc.transforms.java_calendar import Fields, fields
 
-Part = Callable[[dt.datetime], str]
+Part = Callable[[Fields], str]
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
            "November", "December")
+_ERAS = ("BC", "AD")
 _DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 _TOKEN = re.compile(r"'([^']*)'|([A-Za-z])\2*|[^'A-Za-z]+")
 
 
-def _number(get: Callable[[dt.datetime], int], width: int) -> Part:
+def _iso_week(t: Fields) -> int:
+    # ISO 8601 weeks of the proleptic Gregorian calendar (years 1-9999), not yet Java's locale's weeks.
+    return dt.date.fromordinal(t.days + 719163).isocalendar()[1]
+
+
+def _number(get: Callable[[Fields], int], width: int) -> Part:
     return lambda t: str(get(t)).zfill(width)
 
 
 def _letter(ch: str, n: int) -> Part:
     """One SimpleDateFormat field: the letter and how many times it repeats."""
-    if ch in "yY":
+    if ch in "yY":  # the year of its era: 1 BC is 1
         return (lambda t: str(t.year % 100).zfill(2)) if n == 2 else _number(lambda t: t.year, n)
+    if ch == "G":
+        return lambda t: _ERAS[t.era]
     if ch == "M":
         if n >= 4:
             return lambda t: _MONTHS[t.month - 1]
@@ -39,23 +48,23 @@ def _letter(ch: str, n: int) -> Part:
             return lambda t: _MONTHS[t.month - 1][:3]
         return _number(lambda t: t.month, n)
     if ch == "E":
-        return (lambda t: _DAYS[t.weekday()]) if n >= 4 else (lambda t: _DAYS[t.weekday()][:3])
+        return (lambda t: _DAYS[t.weekday]) if n >= 4 else (lambda t: _DAYS[t.weekday][:3])
     if ch == "a":
         return lambda t: "AM" if t.hour < 12 else "PM"
     if ch == "S":  # milliseconds as a number, zero-padded to the letter count
-        return _number(lambda t: t.microsecond // 1000, n)
+        return _number(lambda t: t.milli, n)
     if ch in ("Z", "X"):
         return lambda t: "Z" if ch == "X" else "+0000"
     if ch == "z":
         return lambda t: "UTC"
-    fields: dict[str, Callable[[dt.datetime], int]] = {
+    numbers: dict[str, Callable[[Fields], int]] = {
         "d": lambda t: t.day, "H": lambda t: t.hour, "k": lambda t: t.hour or 24, "K": lambda t: t.hour % 12,
         "h": lambda t: t.hour % 12 or 12, "m": lambda t: t.minute, "s": lambda t: t.second,
-        "D": lambda t: t.timetuple().tm_yday, "u": lambda t: t.isoweekday(), "w": lambda t: t.isocalendar()[1],
+        "D": lambda t: t.day_of_year, "u": lambda t: t.weekday + 1, "w": _iso_week,
     }
-    if ch not in fields:
+    if ch not in numbers:
         raise ValueError(f"Illegal pattern character '{ch}'")
-    return _number(fields[ch], n)
+    return _number(numbers[ch], n)
 
 
 def _literal(text: str) -> Part:
@@ -63,7 +72,8 @@ def _literal(text: str) -> Part:
 
 
 def simple_date_format(pattern: str) -> Callable[[int], str]:
-    """A formatter of epoch milliseconds, in UTC, for a SimpleDateFormat pattern."""
+    """A formatter of epoch milliseconds, in UTC, for a SimpleDateFormat pattern (GregorianCalendar's fields:
+    java_calendar.py)."""
     parts: list[Part] = []
     for m in _TOKEN.finditer(pattern):
         if m.group(1) is not None:
@@ -74,7 +84,7 @@ def simple_date_format(pattern: str) -> Callable[[int], str]:
             parts.append(_literal(m.group(0)))
 
     def fmt(millis: int) -> str:
-        t = dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=millis)
+        t = fields(millis)
         return "".join(p(t) for p in parts)
     return fmt
 

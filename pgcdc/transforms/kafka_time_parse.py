@@ -16,44 +16,16 @@ import datetime as dt
 import re
 from collections.abc import Callable
 
+from pgcdc.transforms.java_calendar import calendar_days as _days
 from pgcdc.transforms.kafka_time import _MONTHS, _TOKEN
 
 _DAY_MS = 86_400_000
 _NUMERIC = set("yMdHkKhmsS")
-_CUTOVER_DAYS = -141427  # 1582-10-15 (Gregorian) as days since 1970-01-01
 _DIGITS = re.compile(r"\d+")
 
 
 class ParseError(ValueError):
     pass
-
-
-def _gregorian_days(y: int, m: int, d: int) -> int:
-    """Days since 1970-01-01 of a proleptic Gregorian date (m 1..12; d may be out of range: lenient)."""
-    y -= m <= 2
-    era = (y if y >= 0 else y - 399) // 400
-    yoe = y - era * 400
-    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5
-    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    return era * 146097 + doe - 719468 + (d - 1)
-
-
-def _julian_days(y: int, m: int, d: int) -> int:
-    """Days since 1970-01-01 of a Julian calendar date."""
-    a = (14 - m) // 12
-    yy, mm = y + 4800 - a, m + 12 * a - 3
-    jdn = 1 + (153 * mm + 2) // 5 + 365 * yy + yy // 4 - 32083  # the Julian day number of day 1
-    return jdn - 2440588 + (d - 1)
-
-
-def _days(year: int, month: int, day: int) -> int:
-    """GregorianCalendar's day for (year, month 0-based, day), months and days carried leniently."""
-    year += month // 12
-    month = month % 12 + 1
-    days = _gregorian_days(year, month, 1) + day - 1
-    if days >= _CUTOVER_DAYS:
-        return days
-    return _julian_days(year, month, 1) + day - 1
 
 
 Fields = dict[str, int]

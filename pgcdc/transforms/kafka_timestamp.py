@@ -5,7 +5,8 @@ The input type is read from the schema as Kafka Connect reads it: Connect's logi
 name, any other int64 as unix time in `unix.precision` (so Debezium's MicroTimestamp is unix time, read in
 milliseconds unless unix.precision says otherwise), a string as text in `format`. Everything goes through
 milliseconds since the epoch in UTC, as java.util.Date does; a string is parsed as SimpleDateFormat.parse does
-(kafka_time_parse.py) and formatted as SimpleDateFormat.format does (kafka_time.py).
+(kafka_time_parse.py) and formatted as SimpleDateFormat.format does (kafka_time.py), both through
+GregorianCalendar (java_calendar.py: Julian before 1582-10-15, eras, years far beyond 9999).
 """
 
 from __future__ import annotations
@@ -25,6 +26,23 @@ _CONNECT = "org.apache.kafka.connect.data."
 TYPES = ("string", "unix", "Date", "Time", "Timestamp")
 _UNIX = {"seconds": 1_000, "milliseconds": 1, "microseconds": -1_000, "nanoseconds": -1_000_000}
 OPTIONS = ("target.type", "field", "format", "unix.precision", "replace.null.with.default")
+
+
+_LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
+
+
+def _saturated(v: int) -> int:
+    """TimeUnit's conversions to a finer unit stop at Long.MIN_VALUE/MAX_VALUE instead of overflowing."""
+    return _LONG_MIN if v < _LONG_MIN else _LONG_MAX if v > _LONG_MAX else v
+
+
+def _java_date(millis: int) -> int:
+    """A Date target's day count: Calendar sets the time of day to midnight (which before Long.MIN_VALUE wraps
+    round, and then is no midnight: Date.fromLogical refuses it), Date.fromLogical `(int)`s the days."""
+    midnight = (millis // _DAY * _DAY + 2**63) % 2**64 - 2**63
+    if midnight % _DAY:
+        raise ValueError("Kafka Connect Date type should not have any time fields set to non-zero values.")
+    return (_java_div(midnight, _DAY) + 2**31) % 2**32 - 2**31
 
 
 def _java_div(a: int, b: int) -> int:
@@ -65,7 +83,7 @@ class _Converter:
             return int
         if kind == "int64":
             u = self.unit
-            return (lambda v: int(v) * u) if u > 0 else (lambda v: _java_div(int(v), -u))
+            return (lambda v: _saturated(int(v) * u)) if u > 0 else (lambda v: _java_div(int(v), -u))
         if kind == "string":
             return self._parser()
         raise ValueError(f"Schema {schema} does not correspond to a known timestamp type format")
@@ -97,11 +115,11 @@ class _Converter:
         if self.target == "Timestamp":
             return millis
         if self.target == "Date":
-            return millis // _DAY
+            return _java_date(millis)
         if self.target == "Time":
             return millis % _DAY
         if self.target == "unix":
-            return _java_div(millis, self.unit) if self.unit > 0 else millis * -self.unit
+            return _java_div(millis, self.unit) if self.unit > 0 else _saturated(millis * -self.unit)
         assert self.fmt is not None
         return self.fmt(millis)
 

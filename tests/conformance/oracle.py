@@ -164,7 +164,12 @@ def _jvm_main(config: dict[str, Any], out_path: Path, max_records: int | None, i
             break
         time.sleep(0.1)
     # close() stops the task and commits the offsets of every record marked processed, then calls back.
-    engine.close()
+    try:
+        engine.close()
+    except jpype.JException:
+        if not finished.is_set():
+            raise
+        # An engine that failed (a transform's DataException) has shut itself down: close() refuses.
     finished.wait(60)
     executor.shutdown()
     executor.awaitTermination(60, JTimeUnit.SECONDS)

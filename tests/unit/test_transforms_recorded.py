@@ -262,3 +262,41 @@ def test_kafka_connect_value_transforms_bad_option_is_one_line(type_: str, opts:
              **{f"transforms.x.{k}": v for k, v in opts.items()}}
     with pytest.raises(ConfigError, match=rf"^transforms\.x\.{re.escape(option)}: {re.escape(message)}"):
         build_chain(props)
+
+
+def test_mask_field_unparsable_replacement_fails_each_record_with_a_value() -> None:
+    # Measured with Debezium 3.6.3 (tests/conformance/test_transforms_specials_vs_debezium.py): MaskField reads
+    # the replacement per masked value (Values.convertToFloat: new BigDecimal("NaN") fails), so a record whose
+    # field is null passes and the others fail.
+    props = json.loads((DATA / "snapshot_mask_float_and_int_replacements.props.json").read_text())
+    props["transforms.m_r1.replacement"] = "NaN"
+    with pytest.raises(TransformError, match=r"^transforms\.m_r1 \(org\.apache\.kafka\.connect\.transforms\.MaskField"
+                                             r"\$Value\) failed on a record for topic 'dbserver1\.public\.f': "
+                                             r"replacement 'NaN' for field 'r1': Unable to convert NaN \(class "
+                                             r"java\.lang\.String\) to a number \(errors\.tolerance=none\)$"):
+        replay("snapshot_mask_float_and_int_replacements", props)
+    kept = replay("snapshot_mask_float_and_int_replacements", {**props, "errors.tolerance": "all"})
+    # rows 2 and 11 have no r1; the delete of row 3 (rewritten from `before`, the key alone) neither
+    assert [int(r["key"]["payload"]["id"]) for r in kept] == [2, 11, 3]
+
+
+def test_mask_field_fails_a_tombstone() -> None:
+    # Measured with Debezium 3.6.3 (tests/conformance/test_transforms_specials_vs_debezium.py): MaskField reads
+    # a record without a schema as a Map, and a tombstone's null is none; the engine stops.
+    props = {"transforms": "m", "transforms.m.type": "org.apache.kafka.connect.transforms.MaskField$Value",
+             "transforms.m.fields": "op"}
+    with pytest.raises(TransformError, match=r"failed on a record for topic 'dbserver1\.public\.t': Only Map objects "
+                                             r"supported in absence of schema for \[mask fields\], found: null"):
+        replay("unwrap_default", props)
+    kept = replay("unwrap_default", {**props, "errors.tolerance": "all"})
+    assert kept and all(r["value"] is not None for r in kept)
+
+
+def test_timestamp_converter_date_before_the_long_range_fails_the_record() -> None:
+    # Measured with Debezium 3.6.3 on this input (ts8 to a Date, read in seconds): the rows before 1677 saturate at
+    # Long.MIN_VALUE milliseconds, whose midnight Calendar wraps round, and Date.fromLogical refuses it.
+    props = json.loads((DATA / "snapshot_timestamp_converter_micro_extremes.props.json").read_text())
+    props["transforms.c11.target.type"] = "Date"
+    with pytest.raises(TransformError, match=r"transforms\.c11 .* Kafka Connect Date type should not have any time "
+                                             r"fields set to non-zero values\. \(errors\.tolerance=none\)$"):
+        replay("snapshot_timestamp_converter_micro_extremes", props)
