@@ -117,19 +117,70 @@ def _data_text(data: Any) -> str | None:
     return data if isinstance(data, str) else json.dumps(data)
 
 
+# Waits for the group's committed offset of the signal topic: at start-up, then from each poll while not found.
+STARTUP_WAIT_S = 10.0
+RETRY_EVERY_S = 5.0
+POLL_WAIT_S = 1.0
+# Where a group without a committed offset starts (auto.offset.reset, Debezium's default `earliest`).
+RESET_OFFSETS = {"earliest": -2, "smallest": -2, "beginning": -2, "latest": -1, "largest": -1, "end": -1}
+# Answers that say the group's coordinator is not ready yet (moving, loading, not found): looked up again.
+RETRIABLE = frozenset({"NOT_COORDINATOR", "COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE",
+                       "_TIMED_OUT", "_WAIT_COORD", "_TRANSPORT", "_ALL_BROKERS_DOWN", "REQUEST_TIMED_OUT"})
+
+
 class KafkaSignals:
     def __init__(self, bootstrap: str, topic: str, group: str, key: str, extra: dict[str, str] | None = None) -> None:
-        from confluent_kafka import Consumer, TopicPartition
+        from confluent_kafka import Consumer
 
         self.topic = topic
         self.key = key
-        self.consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False,
-                                  "auto.offset.reset": "earliest", **(extra or {})})
-        # Assigned, not subscribed: no group join to wait for; the group only keeps the committed position.
-        self.consumer.assign([TopicPartition(topic, 0)])
+        settings = {"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False,
+                    "auto.offset.reset": "earliest", **(extra or {})}
+        self.reset = RESET_OFFSETS.get(str(settings["auto.offset.reset"]).lower(), -2)
+        self.consumer = Consumer(settings)
+        self.assigned = False
+        self.next_try = 0.0
+        self.assign(STARTUP_WAIT_S)
+
+    def assign(self, wait: float) -> None:
+        """Assigns partition 0 at the group's committed offset (else where auto.offset.reset says), as Debezium's
+        KafkaSignalChannel starts. Assigned, not subscribed: no group join to wait for; the group only keeps the
+        committed position. The offset is looked up here and given to assign(): after an assign() without one,
+        a committed-offset lookup answered NOT_COORDINATOR for the whole request leaves librdkafka's partition
+        waiting forever (confluentinc/librdkafka#5586), and no signal would ever be read."""
+        from confluent_kafka import KafkaException, TopicPartition
+
+        deadline = time.monotonic() + wait
+        delay = 0.2
+        while True:
+            try:
+                (found,) = self.consumer.committed([TopicPartition(self.topic, 0)],
+                                                   timeout=max(min(deadline - time.monotonic(), 5.0), 0.1))
+                if found.error is not None:
+                    raise KafkaException(found.error)
+                break
+            except KafkaException as exc:
+                err = exc.args[0] if exc.args else None
+                name = err.name() if hasattr(err, "name") else str(exc)
+                if time.monotonic() + delay >= deadline:
+                    (log.debug if name in RETRIABLE else log.warning)(
+                        "signal topic %s: committed offset of group not found yet (%s), looked up again in %.0f s",
+                        self.topic, exc, RETRY_EVERY_S)
+                    self.next_try = time.monotonic() + RETRY_EVERY_S
+                    return
+                log.debug("signal topic %s: committed offset lookup: %s", self.topic, exc)
+                time.sleep(delay)
+                delay = min(delay * 2, 2.0)
+        start = found.offset if found.offset >= 0 else self.reset
+        self.consumer.assign([TopicPartition(self.topic, 0, start)])
+        self.assigned = True
 
     def poll(self) -> list[Signal]:
         out: list[Signal] = []
+        if not self.assigned:
+            if time.monotonic() < self.next_try:
+                return out
+            self.assign(POLL_WAIT_S)
         while True:
             msg = self.consumer.poll(0)
             if msg is None:
