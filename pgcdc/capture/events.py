@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from pgcdc.capture.rows import table_sender
 from pgcdc.envelope.table import TableEvents
 
 if TYPE_CHECKING:
@@ -41,11 +42,7 @@ def event_emitter(capture: ChangeCapture, senders: EventSenders) -> Emit:
         if extra is None:
             send = known.get(t, _UNKNOWN)
             if send is _UNKNOWN:  # cold path: once per table version
-                if t not in capture._templates:
-                    capture._template(t)  # what the whole path would make for this event
-                tpl = capture._table_templates.get(t)
-                # Only where the envelope is written from its template: the same source block and rows.
-                send = known[t] = senders(t.topic, t.value_wrap.prefix) if tpl is not None and tpl.usable else None
+                send = table_sender(capture, t, senders)
             if send is not None:
                 last = capture.last_commit_lsn
                 token = (capture.xid, capture.commit_us, last)

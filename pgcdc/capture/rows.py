@@ -25,6 +25,18 @@ Emit = Callable[..., None]
 _UNKNOWN = object()
 
 
+def table_sender(capture: ChangeCapture, t: TableEvents, senders: Callable[[str, bytes], Any]) -> Any:
+    """The sink's sender for `t`'s events (`senders(topic, envelope bytes up to the payload)`), kept per table
+    version in `capture._row_senders`. Only where the envelope is written from its template: the row is then
+    `dumps(after)` and the source block the transaction's."""
+    if t not in capture._templates:
+        capture._template(t)  # what the whole path would make for this event
+    tpl = capture._table_templates.get(t)
+    send = capture._row_senders[t] = senders(t.topic, t.value_wrap.prefix) if tpl is not None and tpl.usable \
+        else None
+    return send
+
+
 def row_emitter(capture: ChangeCapture, senders: RowSenders) -> Emit:
     """An `_emit` for `capture` that sends rows alone where the sink's `senders` take them."""
     emit = capture._emit  # the whole event
@@ -37,11 +49,7 @@ def row_emitter(capture: ChangeCapture, senders: RowSenders) -> Emit:
         if before is None and after is not None and extra is None:
             send = known.get(t, _UNKNOWN)
             if send is _UNKNOWN:  # cold path: once per table version
-                if t not in capture._templates:
-                    capture._template(t)  # what the whole path would make for this event
-                tpl = capture._table_templates.get(t)
-                # Only where the envelope is written from its template: the row is then `dumps(after)`.
-                send = known[t] = senders(t.topic, t.value_wrap.prefix) if tpl is not None and tpl.usable else None
+                send = table_sender(capture, t, senders)
             if send is not None and send(key, dumps(after), headers):
                 capture.events += 1
                 capture.tx_events += 1

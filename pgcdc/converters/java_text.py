@@ -16,13 +16,13 @@ Two renderings, each compiled once per schema into nested closures:
 from __future__ import annotations
 
 import base64
-import datetime
 import zlib
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
 from pgcdc.pgtypes.numbers import java_double_text
+from pgcdc.transforms.java_calendar import fields as calendar_fields
 
 Render = Callable[[Any], str]
 
@@ -36,11 +36,9 @@ _BYTE_ARRAY_STRUCTS = frozenset({"io.debezium.data.VariableScaleDecimal", "io.de
                                  "io.debezium.data.geometry.Geometry", "io.debezium.data.geometry.Geography"})
 BYTE_ARRAY_NAMES = frozenset({"io.debezium.data.Bits"})
 _MS_PER_DAY = 86_400_000
-_DAYS = ("Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed")  # day 0 (1970-01-01) was a Thursday
+_DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 # java.util.Date counts in the Julian calendar before the Gregorian cutover (1582-10-15).
-_CUTOVER_DAY = -141427
-_EPOCH_JDN = 2440588
 
 
 def java_double(v: Any) -> str:
@@ -58,37 +56,12 @@ def big_decimal(b64: str, scale: int) -> str:
     return str(Decimal((0 if unscaled >= 0 else 1, tuple(map(int, str(abs(unscaled)))), -scale)))
 
 
-def _civil(day: int) -> tuple[int, int, int]:
-    """(year, month, day) of an epoch day in java.util.Date's calendar: Gregorian from the cutover, Julian
-    before it."""
-    if day >= _CUTOVER_DAY:
-        d = datetime.date(1970, 1, 1) + datetime.timedelta(days=day) if -719162 <= day <= 2932896 else None
-        if d is not None:
-            return d.year, d.month, d.day
-        # beyond Python's dates (year 10000+): the proleptic Gregorian civil-from-days algorithm
-        z = day + 719468
-        era = z // 146097
-        doe = z - era * 146097
-        yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
-        doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
-        mp = (5 * doy + 2) // 153
-        month = mp + 3 if mp < 10 else mp - 9
-        return yoe + era * 400 + (month <= 2), month, doy - (153 * mp + 2) // 5 + 1
-    c = day + _EPOCH_JDN + 32082  # Julian calendar from a Julian day number
-    d4 = (4 * c + 3) // 1461
-    e = c - (1461 * d4) // 4
-    m = (5 * e + 2) // 153
-    return d4 - 4800 + m // 10, m + 3 - 12 * (m // 10), e - (153 * m + 2) // 5 + 1
-
-
 def java_date(ms: int) -> str:
     """java.util.Date.toString() in a JVM whose default time zone is UTC: `Sun Jul 20 00:00:00 UTC 1969`. A
-    year before 1 is printed as its year of era, as Java does."""
-    day, rest = divmod(ms, _MS_PER_DAY)
-    year, month, dom = _civil(day)
-    secs = rest // 1000
-    return (f"{_DAYS[day % 7]} {_MONTHS[month - 1]} {dom:02d} {secs // 3600:02d}:{secs // 60 % 60:02d}:"
-            f"{secs % 60:02d} UTC {year if year > 0 else 1 - year}")
+    year before 1 is printed as its year of era, as Java does (Julian calendar before 1582-10-15)."""
+    f = calendar_fields(ms)
+    return (f"{_DAYS[(f.days + 3) % 7]} {_MONTHS[f.month - 1]} {f.day:02d} {f.hour:02d}:{f.minute:02d}:"
+            f"{f.second:02d} UTC {f.year}")
 
 
 def _identity(data: bytes) -> str:
@@ -172,13 +145,13 @@ def _quoted(s: str) -> str:
 def _iso(ms: int) -> str:
     """Values.dateFormatFor: a time of day below one day's millis (so every instant before 1970 too), a date at
     midnight, else a timestamp, all in UTC."""
-    day, rest = divmod(ms, _MS_PER_DAY)
+    rest = ms % _MS_PER_DAY
     secs, milli = divmod(rest, 1000)
     clock = f"{secs // 3600:02d}:{secs // 60 % 60:02d}:{secs % 60:02d}.{milli:03d}Z"
     if ms < _MS_PER_DAY:
         return clock
-    year, month, dom = _civil(day)
-    date = f"{year:04d}-{month:02d}-{dom:02d}"
+    f = calendar_fields(ms)  # after 1970-01-02 here: the year of era is the year
+    date = f"{f.year:04d}-{f.month:02d}-{f.day:02d}"
     return date if rest == 0 else f"{date}T{clock}"
 
 
