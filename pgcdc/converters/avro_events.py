@@ -24,6 +24,7 @@ import orjson
 import spavro.schema
 from spavro.fast_binary import get_writer
 
+from pgcdc.converters.avro_rows import row_datum
 from pgcdc.converters.avro_schema import datum_function, writer_schema
 
 ENVELOPE = ("before", "after", "source", "transaction", "op", "ts_ms", "ts_us", "ts_ns")
@@ -43,8 +44,8 @@ class AvroEvents:
     as the envelope holds them (JsonConverter's form). `header` (the wire format's magic byte and schema id) is
     set by the caller before the first event."""
 
-    __slots__ = ("_after", "_before", "_head", "_mid", "_no_after", "_no_before", "_ops", "_row", "_segments",
-                 "_tail", "_ts", "header", "lsn_w", "seq_w", "txn")
+    __slots__ = ("_after", "_before", "_fast", "_head", "_mid", "_no_after", "_no_before", "_ops", "_row",
+                 "_segments", "_tail", "_ts", "header", "lsn_w", "seq_w", "txn")
 
     def __init__(self, connect_schema: dict[str, Any], avro_text: str) -> None:
         envelope = spavro.schema.parse(orjson.dumps(writer_schema(avro_text)).decode())
@@ -62,8 +63,10 @@ class AvroEvents:
         self._no_after = _bytes(self._after, None)
         # One writer per timestamp field: three calls cost less than building a record's dict per event.
         self._ts = tuple(get_writer(fields[name].type.to_json()) for name in ("ts_ms", "ts_us", "ts_ns"))
-        row = datum_function(next(f for f in connect_schema["fields"] if f["field"] == "after"), tuples=False)
+        after_schema = next(f for f in connect_schema["fields"] if f["field"] == "after")
+        row = datum_function(after_schema, tuples=False)
         self._row: Callable[[Any], Any] = row if row is not None else (lambda v: v)
+        self._fast = row_datum(after_schema)  # the capture's row as it is (avro_rows.py)
         # `transaction` (null: this path is not taken with transaction metadata) and `op`, per op.
         tail = _record_writer([fields["transaction"], fields["op"]])
         self._ops = {op: _bytes(tail, {"transaction": None, "op": op}) for op in "cudtr"}
@@ -90,18 +93,27 @@ class AvroEvents:
         self.txn = token
 
     def __call__(self, op: str, before: Any, after: Any, sequence: str, lsn: int, now_ns: int) -> bytes:
-        row, loads, dumps = self._row, orjson.loads, orjson.dumps
+        try:
+            return self._write(self._fast, op, before, after, sequence, lsn, now_ns)
+        except Exception:  # a value of a shape the compiled datum does not take: the general way, from the start
+            return self._write(self._general, op, before, after, sequence, lsn, now_ns)
+
+    def _general(self, row: Any) -> Any:
+        return self._row(orjson.loads(orjson.dumps(row)))
+
+    def _write(self, datum: Callable[[Any], Any], op: str, before: Any, after: Any, sequence: str, lsn: int,
+               now_ns: int) -> bytes:
         out = io.BytesIO()
         write = out.write
         write(self.header)
         if before is None:
             write(self._no_before)
         else:
-            self._before(out, row(loads(dumps(before))))
+            self._before(out, datum(before))
         if after is None:
             write(self._no_after)
         else:
-            self._after(out, row(loads(dumps(after))))
+            self._after(out, datum(after))
         self._rest(out, op, sequence, lsn, now_ns)
         return out.getvalue()
 
