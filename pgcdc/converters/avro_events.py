@@ -44,8 +44,8 @@ class AvroEvents:
     as the envelope holds them (JsonConverter's form). `header` (the wire format's magic byte and schema id) is
     set by the caller before the first event."""
 
-    __slots__ = ("_after", "_before", "_fast", "_head", "_mid", "_no_after", "_no_before", "_ops", "_row",
-                 "_segments", "_tail", "_ts", "header", "lsn_w", "seq_w", "txn")
+    __slots__ = ("_after", "_before", "_fast", "_head", "_mid", "_no_after", "_no_before", "_ops", "_read_at",
+                 "_read_middle", "_row", "_segments", "_tail", "_ts", "header", "lsn_w", "seq_w", "txn")
 
     def __init__(self, connect_schema: dict[str, Any], avro_text: str) -> None:
         envelope = spavro.schema.parse(orjson.dumps(writer_schema(avro_text)).decode())
@@ -74,6 +74,8 @@ class AvroEvents:
         self.txn: Any = None  # the transaction `transaction` was last called for (the caller's token)
         self._head = self._mid = b""
         self._tail: dict[str, bytes] = {}
+        self._read_at: Any = None  # (marker, sequence, lsn) of `_read_middle`: a snapshot record's source block
+        self._read_middle = b""
 
     @staticmethod
     def fits(connect_schema: dict[str, Any]) -> bool:
@@ -118,22 +120,42 @@ class AvroEvents:
         return out.getvalue()
 
     def read(self, after: bytes, sequence: str, lsn: int, now_ns: int) -> bytes:
-        """A snapshot record's value (op `r`, no `before`), its row as JSON bytes."""
+        """A snapshot record's value (op `r`, no `before`), its row as JSON bytes. A snapshot's `sequence` and
+        `lsn` are the same in all its records: everything between the row and the timestamps is written once
+        per marker."""
+        if self._read_at != (self.txn, sequence, lsn):
+            middle = io.BytesIO()
+            self._source(middle, "r", sequence, lsn)
+            self._read_middle, self._read_at = middle.getvalue(), (self.txn, sequence, lsn)
         out = io.BytesIO()
-        out.write(self.header)
-        out.write(self._no_before)
-        self._after(out, self._row(orjson.loads(after)))
-        self._rest(out, "r", sequence, lsn, now_ns)
+        write = out.write
+        write(self.header)
+        write(self._no_before)
+        row = orjson.loads(after)
+        try:  # the compiled datum takes parsed rows too (a double is then a float, or "NaN" and the like)
+            datum = self._fast(row)
+        except Exception:
+            datum = self._row(row)
+        self._after(out, datum)
+        write(self._read_middle)
+        ms, us, ns = self._ts
+        ms(out, now_ns // 1_000_000)
+        us(out, now_ns // 1000)
+        ns(out, now_ns)
         return out.getvalue()
 
-    def _rest(self, out: io.BytesIO, op: str, sequence: str, lsn: int, now_ns: int) -> None:
-        """Everything after the rows: the source block, `transaction`, `op` and the event's timestamps."""
+    def _source(self, out: io.BytesIO, op: str, sequence: str, lsn: int) -> None:
+        """The source block, `transaction` and `op`."""
         write = out.write
         write(self._head)
         self.seq_w(out, sequence)
         write(self._mid)
         self.lsn_w(out, lsn)
         write(self._tail[op])
+
+    def _rest(self, out: io.BytesIO, op: str, sequence: str, lsn: int, now_ns: int) -> None:
+        """Everything after the rows: the source block, `transaction`, `op` and the event's timestamps."""
+        self._source(out, op, sequence, lsn)
         ms, us, ns = self._ts
         ms(out, now_ns // 1_000_000)
         us(out, now_ns // 1000)
