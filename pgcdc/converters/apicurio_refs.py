@@ -96,8 +96,11 @@ class _Prepared:
         conv, s = self.conv, self.conv.settings
         meta = conv.register(artifact_name(s.artifact_id, s.strategy, topic, False), self.part)
         frame = s.frame.pack(0, int(meta["globalId" if s.global_id else "contentId"]))
-        conv.written[frame] = fastavro.parse_schema(writer_schema(self.text))
-        write = self.topics[topic] = avro_writer(self.text, frame)
+        # written with the whole schema first registered under this text, as Apicurio's AvroConverter alone does
+        # (apicurio.py; its serializer and resolver are the same here)
+        text = s.written_with.setdefault(self.part.text, self.text)
+        conv.written[frame] = fastavro.parse_schema(writer_schema(text))
+        write = self.topics[topic] = avro_writer(text, frame)
         return write
 
     def __call__(self, topic: str, value: Any) -> bytes | None:
