@@ -11,11 +11,14 @@ id is the content id in 4 bytes (`use-id=contentId`, `Default4ByteIdHandler`); `
 the key's then the value's converter add `apicurio.<side>.<contentId|globalId>` (the id as an 8-byte long)
 and `apicurio.<side>.encoding` (`BINARY`) to the record's headers (DefaultHeadersHandler, AvroSerdeHeaders).
 
-The registry is reached through its Confluent-compatible API (`/apis/ccompat/v7`), whose subjects are the
-default group's artifacts and whose schema ids are content ids, with confluent-kafka's client; a global id is
-read from Apicurio's own v3 API with httpx. As Apicurio's resolver does: `auto-register=true` registers the
-schema (or finds its version), else `find-latest=true` writes with the artifact's latest version, else the
-schema must already be registered (looked up by content).
+As Apicurio's resolver does: `auto-register=true` registers the schema (or finds its version) as its serde does,
+through Apicurio's own v3 API, each nested named record (`<topic>.Value`, `io.debezium.data.VariableScaleDecimal`,
+the source block...) first as an artifact of its own and the schema with references to them
+(pgcdc/converters/apicurio_refs.py; measured against Apicurio's AvroConverter and Registry 3.0.9,
+tests/data/apicurio_avro); else `find-latest=true` writes with the artifact's latest version, else the schema must
+already be registered (looked up by content). Those two look-ups go through the registry's Confluent-compatible
+API (`/apis/ccompat/v7`, whose subjects are the default group's artifacts and whose schema ids are content ids)
+with confluent-kafka's client, a global id read from the v3 API with httpx.
 """
 
 from __future__ import annotations
@@ -27,8 +30,9 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 from urllib.parse import quote
 
-from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+from confluent_kafka.schema_registry import Schema, SchemaReference, SchemaRegistryClient
 
+from pgcdc.converters.apicurio_parts import Part, apicurio_part
 from pgcdc.converters.avro_schema import avro_schema_text, datum_function
 from pgcdc.converters.avro_writer import avro_writer
 from pgcdc.converters.settings import APICURIO_AVRO, ConverterSpec
@@ -116,6 +120,11 @@ class ApicurioAvroConverter:
         self._probe(spec)
         self.stopping = stopping
         self.registrations = 0  # registry calls made: once per schema version and artifact
+        # Registration with references, shared with CloudEventsConverter's Apicurio delegate (which imports this
+        # module, hence the import here).
+        from pgcdc.converters.apicurio_refs import ApicurioReferencingAvro
+        self.referencing = ApicurioReferencingAvro(self)
+        self.written_with: dict[str, str] = {}  # registered text -> the whole schema first written with it
 
     def _probe(self, spec: ConverterSpec) -> None:
         """One request at start-up, before anything is created: refused credentials end the start with one line;
@@ -134,31 +143,34 @@ class ApicurioAvroConverter:
     def artifact(self, topic: str) -> str:
         return artifact_name(self.artifact_id, self.strategy, topic, self.is_key)
 
-    def schema_id(self, artifact: str, text: str) -> tuple[int, str]:
-        """(the id records carry, the schema text they are written with), retried until the registry answers."""
+    def schema_id(self, artifact: str, text: str, part: Part) -> tuple[int, str]:
+        """(the id records carry, the schema text they are written with) of a registered schema (auto-register
+        off), retried until the registry answers."""
         def call() -> tuple[int, str]:
             self.registrations += 1
-            return self._schema_id(artifact, text)
+            return self._schema_id(artifact, text, part)
         return retrying(self.base, artifact, self.stopping, call)
 
-    def _schema_id(self, artifact: str, text: str) -> tuple[int, str]:
-        schema = Schema(text, "AVRO")
-        version: int | None = None
-        if self.auto_register:
-            content_id: int | None = self.client.register_schema(artifact, schema)
-            if self.global_id:
-                version = self.client.lookup_schema(artifact, schema).version
-        elif self.find_latest:
+    def _schema_id(self, artifact: str, text: str, part: Part) -> tuple[int, str]:
+        if self.find_latest:
             latest = self.client.get_latest_version(artifact)
-            content_id, version, text = latest.schema_id, latest.version, latest.schema.schema_str or text
-        else:
-            found = self.client.lookup_schema(artifact, schema)
-            content_id, version = found.schema_id, found.version
+            content_id, version = latest.schema_id, latest.version
+            if not latest.schema.references:  # a version with references is not a schema by itself: ours
+                text = latest.schema.schema_str or text
+        else:  # found by the text and references Apicurio's serde registers, as its resolver does
+            content_id, version = self._lookup(artifact, part)
         if content_id is None:
             raise ValueError("the registry answered without a schema id")
         if not self.global_id:
             return content_id, text
         return self._global_id(artifact, version), text
+
+    def _lookup(self, artifact: str, part: Part) -> tuple[int | None, int | None]:
+        """(content id, version) of `part` under `artifact`, its references (artifacts named after the records)
+        looked up first: a version's content is its text with its references."""
+        refs = [SchemaReference(r.name, r.name, self._lookup(r.name, r)[1]) for r in part.refs]
+        found = self.client.lookup_schema(artifact, Schema(part.text, "AVRO", refs))
+        return found.schema_id, found.version
 
     def _global_id(self, artifact: str, version: int | None) -> int:
         url = f"{self.base}/apis/registry/v3/groups/default/artifacts/{quote(artifact, safe='')}/versions/{version}"
@@ -173,7 +185,7 @@ class ApicurioAvroConverter:
 class PreparedApicurio:
     """One Connect schema: its Avro text and datum function, and per topic the framing and fastavro writer."""
 
-    __slots__ = ("conv", "datum", "text", "topics")
+    __slots__ = ("conv", "datum", "part", "text", "topics")
     _LONG = struct.Struct(">q")
 
     def __init__(self, conv: ApicurioAvroConverter, schema: dict[str, Any] | None) -> None:
@@ -182,11 +194,22 @@ class PreparedApicurio:
         self.conv = conv
         self.text = avro_schema_text(schema)
         self.datum = datum_function(schema, tuples=False)  # None: JsonConverter's form is already the datum
+        # the schema as Apicurio's serde registers (and looks up) it: parts with references; records are written
+        # with the whole
+        self.part = apicurio_part(schema)
         self.topics: dict[str, tuple[Callable[[Any], bytes], tuple[tuple[str, bytes], ...]]] = {}
 
     def _topic(self, topic: str) -> tuple[Callable[[Any], bytes], tuple[tuple[str, bytes], ...]]:
         conv = self.conv
-        schema_id, text = conv.schema_id(conv.artifact(topic), self.text)
+        if conv.auto_register:
+            meta = conv.referencing.register(conv.artifact(topic), self.part)
+            # Apicurio's serializer writes with the schema its resolver cached for the text: the first shape's
+            # whole schema when a table's new shape changed only a nested record (a column added is not written;
+            # measured: tests/data/apicurio_avro/schema_change)
+            text = conv.written_with.setdefault(self.part.text, self.text)
+            schema_id = int(meta["globalId" if conv.global_id else "contentId"])
+        else:
+            schema_id, text = conv.schema_id(conv.artifact(topic), self.text, self.part)
         headers: tuple[tuple[str, bytes], ...] = ()
         if conv.writes_headers:
             headers = ((conv.id_header, self._LONG.pack(schema_id)), conv.encoding_header)

@@ -15,15 +15,13 @@ apicurio_cloudevents).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import fastavro
-import orjson
 
 from pgcdc.converters.apicurio import ApicurioAvroConverter, artifact_name, retrying
-from pgcdc.converters.avro_schema import (_ESCAPE, _Avro, _Builder, _json, _upper, avro_schema_text, datum_function,
-                                         writer_schema)
+from pgcdc.converters.apicurio_parts import Part, apicurio_part
+from pgcdc.converters.avro_schema import avro_schema_text, datum_function, writer_schema
 from pgcdc.converters.avro_writer import avro_writer
 from pgcdc.converters.settings import APICURIO_AVRO
 from pgcdc.errors import SinkError
@@ -32,43 +30,6 @@ try:  # the HTTP client confluent-kafka's registry client itself uses: httpx2 wh
     import httpx2 as httpx
 except ImportError:
     import httpx  # type: ignore[no-redef]
-
-
-@dataclass(frozen=True, slots=True)
-class Part:
-    """One schema as Apicurio's serde registers it: its full name, its text, the references it names."""
-
-    name: str
-    text: str
-    refs: tuple[Part, ...]
-
-
-def _full(node: _Avro) -> str:
-    return f"{node.space}.{node.name}" if node.space else str(node.name)
-
-
-def _references(node: _Avro) -> list[_Avro]:
-    """AvroSchemaParser.handleReferences: the records a record's fields, a union's branches or a collection's
-    items name directly."""
-    if node.kind == "record":
-        return [r for _, f, _ in node.fields for r in ([f] if f.kind == "record" else _references(f))]
-    if node.kind == "union":
-        return [b for b in node.branches if b.kind == "record"]
-    if node.kind in ("array", "map") and node.items is not None and node.items.kind == "record":
-        return [node.items]
-    return []
-
-
-def _part(node: _Avro) -> Part:
-    refs = _references(node)
-    known = {(r.space, r.name) for r in refs}
-    text = _ESCAPE.sub(_upper, orjson.dumps(_json(node, known, [None]))).decode()
-    return Part(_full(node), text, tuple(_part(r) for r in refs))
-
-
-def apicurio_part(connect_schema: dict[str, Any]) -> Part:
-    """The schema Apicurio's AvroConverter registers for `connect_schema`, with its references."""
-    return _part(_Builder().build(connect_schema))
 
 
 class ApicurioReferencingAvro:
@@ -90,12 +51,14 @@ class ApicurioReferencingAvro:
         return _Prepared(self, schema)
 
     def register(self, artifact: str, part: Part) -> dict[str, Any]:
-        """The version metadata of `part` under `artifact`, its references registered first."""
+        """The version metadata of `part` under `artifact`, its references registered first: even when the text is
+        cached, as DefaultSchemaResolver resolves references before its cache by text (a new table shape is a new
+        version of `<topic>.Value` while the event, whose text only names it, keeps its first id; measured)."""
+        refs = [{"groupId": m.get("groupId"), "artifactId": m["artifactId"], "version": m["version"], "name": r.name}
+                for r in part.refs for m in (self.register(r.name, r),)]
         known = self.by_text.get(part.text)
         if known is not None:
             return known
-        refs = [{"groupId": m.get("groupId"), "artifactId": m["artifactId"], "version": m["version"], "name": r.name}
-                for r in part.refs for m in (self.register(r.name, r),)]
         content: dict[str, Any] = {"content": part.text, "contentType": "application/json"}
         if refs:
             content["references"] = refs
@@ -133,8 +96,11 @@ class _Prepared:
         conv, s = self.conv, self.conv.settings
         meta = conv.register(artifact_name(s.artifact_id, s.strategy, topic, False), self.part)
         frame = s.frame.pack(0, int(meta["globalId" if s.global_id else "contentId"]))
-        conv.written[frame] = fastavro.parse_schema(writer_schema(self.text))
-        write = self.topics[topic] = avro_writer(self.text, frame)
+        # written with the whole schema first registered under this text, as Apicurio's AvroConverter alone does
+        # (apicurio.py; its serializer and resolver are the same here)
+        text = s.written_with.setdefault(self.part.text, self.text)
+        conv.written[frame] = fastavro.parse_schema(writer_schema(text))
+        write = self.topics[topic] = avro_writer(text, frame)
         return write
 
     def __call__(self, topic: str, value: Any) -> bytes | None:
