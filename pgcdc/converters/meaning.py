@@ -99,10 +99,12 @@ MEANING: dict[str, str] = {
     "json.fail.unknown.properties": "JsonSchemaConverter: no effect (reading only)",
     "json.key.type": "JsonSchemaConverter: no effect (reading only)",
     "json.value.type": "JsonSchemaConverter: no effect (reading only)",
-    _A + "url": "required; the registry's v2 or v3 API URL (or its root); pgcdc talks to "
-                "its Confluent-compatible API (`/apis/ccompat/v7`) under the same root",
-    _A + "auto-register": "register the record's schema as a version of its artifact (default false: the "
-                          "schema must already be registered, found by content)",
+    _A + "url": "required; the registry's v2 or v3 API URL (or its root); pgcdc registers through its v3 API "
+                "and looks schemas up through its Confluent-compatible API (`/apis/ccompat/v7`) under the same root",
+    _A + "auto-register": "register the record's schema as a version of its artifact, its nested records "
+                          "(`<topic>.Value`, the source block...) first as artifacts of their own that it "
+                          "references, as Apicurio's serde does (default false: the schema must already be "
+                          "registered, found by content with its references)",
     _A + "find-latest": "with auto-register=false: write with the artifact's latest version (default false)",
     _A + "use-id": "`contentId` (default) or `globalId` (read from the v3 API)",
     _A + "id-handler": "`io.apicurio.registry.serde.Default4ByteIdHandler` (default: magic byte, 4-byte id) or "
