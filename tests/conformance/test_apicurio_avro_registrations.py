@@ -23,7 +23,7 @@ from pgcdc.config import build_config
 from pgcdc.converters.apicurio import registry_base
 from pgcdc.converters.sink import ConvertingSink, make_converters
 from pgcdc.local import ApicurioRegistry
-from tests.integration.test_apicurio_cloudevents import FILES, artifacts
+from tests.conformance.test_apicurio_cloudevents import FILES, artifacts
 from tests.unit.test_apicurio_ext_json import raw_members
 from tests.unit.test_cloudevents import BASE
 
