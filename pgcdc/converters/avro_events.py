@@ -17,6 +17,7 @@ path.
 from __future__ import annotations
 
 import io
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -163,30 +164,54 @@ class AvroEvents:
 
 
 class _Fields:
-    """A run of a record's fields, written once per transaction: each field's bytes by spavro once per distinct
-    value (most of a source block is the same in every transaction: the connector, the database, the table),
-    a small cache per field keeping the last values' bytes."""
+    """A run of a record's fields, written once per transaction. Their values are mostly the same in every
+    transaction (the connector, the database, the table: strings and nulls) but for the numbers (commit times,
+    xid). So each run of non-numeric fields is one piece cached by its values (spavro writes it once per
+    distinct value), and each numeric field is written by spavro every time."""
 
-    __slots__ = ("fields",)
+    __slots__ = ("pieces",)
 
     def __init__(self, fields: list[Any]) -> None:
-        self.fields = tuple((f.name, get_writer(f.type.to_json()), {}) for f in fields)
+        pieces: list[tuple[Any, ...]] = []
+        run: list[Any] = []
+        for f in [*fields, None]:
+            numeric = f is not None and _numeric(f.type)
+            if (f is None or numeric) and run:
+                names = [r.name for r in run]
+                values = operator.itemgetter(*names) if len(names) > 1 else _one(names[0])
+                pieces.append((values, _record_writer(run), {}))
+                run = []
+            if numeric:
+                pieces.append((f.name, get_writer(f.type.to_json())))
+            elif f is not None:
+                run.append(f)
+        self.pieces = tuple(pieces)
 
     def __call__(self, record: dict[str, Any]) -> bytes:
-        parts = []
-        for name, write, known in self.fields:
-            value = record[name]
-            if type(value) is float:  # 0.0 and -0.0 are one dict key; NaN is never found
-                parts.append(_bytes(write, value))
+        out = io.BytesIO()
+        for piece in self.pieces:
+            if len(piece) == 2:  # a number
+                piece[1](out, record[piece[0]])
                 continue
-            # Keyed by type too: 1 and True are one dict key.
-            data = known.get((type(value), value))
+            values, write, known = piece
+            key = values(record)
+            data = known.get(key)
             if data is None:
                 if len(known) >= 64:
                     known.clear()
-                data = known[(type(value), value)] = _bytes(write, value)
-            parts.append(data)
-        return b"".join(parts)
+                data = known[key] = _bytes(write, record)
+            out.write(data)
+        return out.getvalue()
+
+
+def _numeric(schema: Any) -> bool:
+    """A long or an int, or a union of null and one."""
+    branches = schema.schemas if schema.type == "union" else [schema]
+    return all(b.type in ("null", "long", "int") for b in branches)
+
+
+def _one(name: str) -> Callable[[dict[str, Any]], Any]:
+    return lambda record: (record[name],)
 
 
 def _bytes(write: Write, datum: Any) -> bytes:
