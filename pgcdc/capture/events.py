@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pgcdc.capture.rows import table_sender
+from pgcdc.capture.rows import UNKNOWN, Emit, table_sender
 from pgcdc.envelope.table import TableEvents
 
 if TYPE_CHECKING:
@@ -22,8 +22,6 @@ if TYPE_CHECKING:
 
 # (topic, envelope bytes up to the payload) -> an EventSend (converters/sink.py), or None
 EventSenders = Callable[[str, bytes], Any]
-Emit = Callable[..., None]
-_UNKNOWN = object()
 
 
 def sequence_text(last_commit_lsn: int | None, lsn: int) -> str:
@@ -40,8 +38,8 @@ def event_emitter(capture: ChangeCapture, senders: EventSenders) -> Emit:
     def emit_event(t: TableEvents, op: str, before: Any, after: Any, key: bytes | None, lsn: int,
                    extra: list[tuple[str, bytes]] | None = None) -> None:
         if extra is None:
-            send = known.get(t, _UNKNOWN)
-            if send is _UNKNOWN:  # cold path: once per table version
+            send = known.get(t, UNKNOWN)
+            if send is UNKNOWN:  # cold path: once per table version
                 send = table_sender(capture, t, senders)
             if send is not None:
                 last = capture.last_commit_lsn

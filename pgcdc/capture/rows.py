@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 # (topic, envelope bytes up to the payload) -> send_row(key, row, headers) -> sent, or None
 RowSenders = Callable[[str, bytes], "Callable[[bytes | None, bytes, Any], bool] | None"]
 Emit = Callable[..., None]
-_UNKNOWN = object()
+UNKNOWN = object()  # no sender looked up yet for a table version
 
 
 def table_sender(capture: ChangeCapture, t: TableEvents, senders: Callable[[str, bytes], Any]) -> Any:
@@ -47,8 +47,8 @@ def row_emitter(capture: ChangeCapture, senders: RowSenders) -> Emit:
     def emit_row(t: TableEvents, op: str, before: Any, after: Any, key: bytes | None, lsn: int,
                  extra: list[tuple[str, bytes]] | None = None) -> None:
         if before is None and after is not None and extra is None:
-            send = known.get(t, _UNKNOWN)
-            if send is _UNKNOWN:  # cold path: once per table version
+            send = known.get(t, UNKNOWN)
+            if send is UNKNOWN:  # cold path: once per table version
                 send = table_sender(capture, t, senders)
             if send is not None and send(key, dumps(after), headers):
                 capture.events += 1
