@@ -23,8 +23,7 @@ from pgcdc.config import build_config
 from pgcdc.converters.apicurio import registry_base
 from pgcdc.converters.sink import ConvertingSink, make_converters
 from pgcdc.local import ApicurioRegistry
-from tests.conformance.test_apicurio_cloudevents import FILES, artifacts
-from tests.unit.test_apicurio_ext_json import raw_members
+from tests.conformance.test_apicurio_cloudevents import FILES, artifacts, replay
 from tests.unit.test_cloudevents import BASE
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -62,12 +61,7 @@ def convert(config: Any, folder: str, name: str, problems: list[str]) -> int:
     key, value, _ = make_converters(config, lambda: False)
     out = HeaderSink()
     sink = ConvertingSink(out, key, value)
-    for line in (DATA / "debezium" / name).read_text().splitlines():
-        rec = raw_members(line)  # the envelope's JsonConverter text, as Debezium's engine wrote it
-        topic = json.loads(rec["topic"])
-        if topic.startswith("__debezium-heartbeat"):
-            continue
-        sink.send(topic, *(None if rec[s] == "null" else rec[s].encode() for s in ("key", "value")))
+    replay(sink, name)
     theirs = [json.loads(t) for t in (RECORDED / folder / Path(name).name).read_text().splitlines()]
     assert len(out.records) == len(theirs), name
     for i, (ours, their) in enumerate(zip(out.records, theirs)):
