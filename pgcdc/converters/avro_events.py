@@ -17,7 +17,6 @@ path.
 from __future__ import annotations
 
 import io
-import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -45,8 +44,8 @@ class AvroEvents:
     as the envelope holds them (JsonConverter's form). `header` (the wire format's magic byte and schema id) is
     set by the caller before the first event."""
 
-    __slots__ = ("_after", "_before", "_fast", "_head", "_mid", "_no_after", "_no_before", "_ops", "_read_at",
-                 "_read_middle", "_row", "_segments", "_tail", "_ts", "header", "lsn_w", "seq_w", "txn")
+    __slots__ = ("_after", "_before", "_end", "_fast", "_head", "_mid", "_no_after", "_no_before", "_ops", "_read_at",
+                 "_read_middle", "_row", "_segments", "_ts", "header", "lsn_w", "seq_w", "txn")
 
     def __init__(self, connect_schema: dict[str, Any], avro_text: str) -> None:
         envelope = spavro.schema.parse(orjson.dumps(writer_schema(avro_text)).decode())
@@ -55,7 +54,8 @@ class AvroEvents:
         names = [f.name for f in source]
         seq, lsn = names.index("sequence"), names.index("lsn")
         # The source fields in three runs around the two per-event ones, each written once per transaction.
-        self._segments = (_Fields(source[:seq]), _Fields(source[seq + 1:lsn]), _Fields(source[lsn + 1:]))
+        self._segments = (_fields_writer(source[:seq]), _fields_writer(source[seq + 1:lsn]),
+                          _fields_writer(source[lsn + 1:]))
         self.seq_w = get_writer(source[seq].type.to_json())
         self.lsn_w = get_writer(source[lsn].type.to_json())
         self._before = get_writer(fields["before"].type.to_json())
@@ -73,8 +73,7 @@ class AvroEvents:
         self._ops = {op: _bytes(tail, {"transaction": None, "op": op}) for op in "cudtr"}
         self.header = b""
         self.txn: Any = None  # the transaction `transaction` was last called for (the caller's token)
-        self._head = self._mid = b""
-        self._tail: dict[str, bytes] = {}
+        self._head = self._mid = self._end = b""
         self._read_at: Any = None  # (marker, sequence, lsn) of `_read_middle`: a snapshot record's source block
         self._read_middle = b""
 
@@ -90,9 +89,14 @@ class AvroEvents:
     def transaction(self, source: dict[str, Any], token: Any) -> None:
         """Write the source fields of the transaction `token` names (`source`: any of its events' block)."""
         head, mid, end = self._segments
-        self._head, self._mid = head(source), mid(source)
-        end_bytes = end(source)
-        self._tail = {op: end_bytes + b for op, b in self._ops.items()}
+        out = io.BytesIO()  # the three runs in one buffer, cut where each ends
+        head(out, source)
+        at_mid = out.tell()
+        mid(out, source)
+        at_end = out.tell()
+        end(out, source)
+        data = out.getvalue()
+        self._head, self._mid, self._end = data[:at_mid], data[at_mid:at_end], data[at_end:]
         self.txn = token
 
     def __call__(self, op: str, before: Any, after: Any, sequence: str, lsn: int, now_ns: int) -> bytes:
@@ -117,7 +121,17 @@ class AvroEvents:
             write(self._no_after)
         else:
             self._after(out, datum(after))
-        self._rest(out, op, sequence, lsn, now_ns)
+        # the source block, `transaction` and `op` (as _source writes them: inlined, this is the hot path)
+        write(self._head)
+        self.seq_w(out, sequence)
+        write(self._mid)
+        self.lsn_w(out, lsn)
+        write(self._end)
+        write(self._ops[op])
+        ms, us, ns = self._ts
+        ms(out, now_ns // 1_000_000)
+        us(out, now_ns // 1000)
+        ns(out, now_ns)
         return out.getvalue()
 
     def read(self, after: bytes, sequence: str, lsn: int, now_ns: int) -> bytes:
@@ -152,66 +166,51 @@ class AvroEvents:
         self.seq_w(out, sequence)
         write(self._mid)
         self.lsn_w(out, lsn)
-        write(self._tail[op])
-
-    def _rest(self, out: io.BytesIO, op: str, sequence: str, lsn: int, now_ns: int) -> None:
-        """Everything after the rows: the source block, `transaction`, `op` and the event's timestamps."""
-        self._source(out, op, sequence, lsn)
-        ms, us, ns = self._ts
-        ms(out, now_ns // 1_000_000)
-        us(out, now_ns // 1000)
-        ns(out, now_ns)
+        write(self._end)
+        write(self._ops[op])
 
 
-class _Fields:
-    """A run of a record's fields, written once per transaction. Their values are mostly the same in every
-    transaction (the connector, the database, the table: strings and nulls) but for the numbers (commit times,
-    xid). So each run of non-numeric fields is one piece cached by its values (spavro writes it once per
-    distinct value), and each numeric field is written by spavro every time."""
+def _fields_writer(fields: list[Any]) -> Callable[[io.BytesIO, dict[str, Any]], None]:
+    """`f(out, record)` writing a run of a record's fields, once per transaction. Their values are mostly the same
+    in every transaction (the connector, the database, the table: strings and nulls) but for the numbers (commit
+    times, xid). So each run of non-numeric fields is one piece cached by its values (spavro writes it once per
+    distinct value), and each numeric field is written by spavro every time. One function compiled per run:
+    field names enter its source only as repr() literals."""
+    scope: dict[str, Any] = {"P": _piece}
+    lines: list[str] = []
+    run: list[Any] = []
+    for f in [*fields, None]:
+        numeric = f is not None and _numeric(f.type)
+        if (f is None or numeric) and run:
+            i = len(lines)
+            scope[f"w{i}"], scope[f"k{i}"] = _record_writer(run), {}
+            lines.append(f"    v = ({', '.join(f'r[{r.name!r}]' for r in run)},)")
+            lines.append(f"    write(k{i}.get(v) or P(k{i}, v, w{i}, r))")
+            run = []
+        if numeric:
+            scope[f"w{len(lines)}"] = get_writer(f.type.to_json())
+            lines.append(f"    w{len(lines)}(out, r[{f.name!r}])")
+        elif f is not None:
+            run.append(f)
+    source = "def write(out, r):\n    write = out.write\n" + "".join(line + "\n" for line in lines)
+    exec(compile(source, "<pgcdc avro source>", "exec"), scope)
+    write: Callable[[io.BytesIO, dict[str, Any]], None] = scope["write"]
+    return write
 
-    __slots__ = ("pieces",)
 
-    def __init__(self, fields: list[Any]) -> None:
-        pieces: list[tuple[Any, ...]] = []
-        run: list[Any] = []
-        for f in [*fields, None]:
-            numeric = f is not None and _numeric(f.type)
-            if (f is None or numeric) and run:
-                names = [r.name for r in run]
-                values = operator.itemgetter(*names) if len(names) > 1 else _one(names[0])
-                pieces.append((values, _record_writer(run), {}))
-                run = []
-            if numeric:
-                pieces.append((f.name, get_writer(f.type.to_json())))
-            elif f is not None:
-                run.append(f)
-        self.pieces = tuple(pieces)
-
-    def __call__(self, record: dict[str, Any]) -> bytes:
-        out = io.BytesIO()
-        for piece in self.pieces:
-            if len(piece) == 2:  # a number
-                piece[1](out, record[piece[0]])
-                continue
-            values, write, known = piece
-            key = values(record)
-            data = known.get(key)
-            if data is None:
-                if len(known) >= 64:
-                    known.clear()
-                data = known[key] = _bytes(write, record)
-            out.write(data)
-        return out.getvalue()
+def _piece(known: dict[tuple[Any, ...], bytes], values: tuple[Any, ...], write: Write,
+           record: dict[str, Any]) -> bytes:
+    """A run's bytes for `values`, written by spavro and kept (at most 64 distinct runs)."""
+    if len(known) >= 64:
+        known.clear()
+    data = known[values] = _bytes(write, record)
+    return data
 
 
 def _numeric(schema: Any) -> bool:
     """A long or an int, or a union of null and one."""
     branches = schema.schemas if schema.type == "union" else [schema]
     return all(b.type in ("null", "long", "int") for b in branches)
-
-
-def _one(name: str) -> Callable[[dict[str, Any]], Any]:
-    return lambda record: (record[name],)
 
 
 def _bytes(write: Write, datum: Any) -> bytes:

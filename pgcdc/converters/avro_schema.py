@@ -13,8 +13,8 @@ when optional. Structurally equal Connect schemas map to the same Avro schema, s
 
 from __future__ import annotations
 
-import base64
 import re
+from binascii import a2b_base64
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -81,7 +81,7 @@ def _default_node(schema: dict[str, Any], value: Any) -> Any:
     if value is None:
         return None
     if t == "bytes":
-        return base64.b64decode(value).decode("latin-1")
+        return a2b_base64(value).decode("latin-1")
     if t in ("float", "double"):
         if isinstance(value, str):  # NaN and the infinities are JSON strings in JsonConverter's form
             return value
@@ -256,8 +256,7 @@ def datum_function(s: dict[str, Any], tuples: bool = True) -> Datum | None:
     if t in ("float", "double"):
         return _float
     if t == "bytes":
-        b64 = base64.b64decode
-        return lambda v: None if v is None else b64(v)
+        return lambda v: None if v is None else a2b_base64(v)  # base64.b64decode without its Python wrapper
     if t == "array":
         item = datum_function(s["items"], tuples)
         if item is None:
