@@ -216,8 +216,9 @@ class ChangeCapture(SideRecords):
     def _relation(self, msg: m.Relation, lsn: int) -> None:
         old = self.relations.get(msg.oid)
         if old is not None:
-            self._table_templates.pop(old, None)
-            self._row_senders.pop(old, None)
+            for o in (old, getattr(old, "whole", old)):  # (a NativeEvents stands for its table: capture/events.py)
+                self._table_templates.pop(o, None)
+                self._row_senders.pop(o, None)
         self.relations[msg.oid] = self.lookup(msg)
         if self.incremental is not None:
             self.incremental.relation(msg)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pgcdc.capture.rows import UNKNOWN, Emit, table_sender
+from pgcdc.envelope.native import NativeEvents, json_rows, native_events
 from pgcdc.envelope.table import TableEvents
 
 if TYPE_CHECKING:
@@ -41,6 +42,8 @@ def event_emitter(capture: ChangeCapture, senders: EventSenders) -> Emit:
             send = known.get(t, UNKNOWN)
             if send is UNKNOWN:  # cold path: once per table version
                 send = table_sender(capture, t, senders)
+                if send is not None:
+                    native(t, send)
             if send is not None:
                 last = capture.last_commit_lsn
                 token = (capture.xid, capture.commit_us, last)
@@ -51,6 +54,18 @@ def event_emitter(capture: ChangeCapture, senders: EventSenders) -> Emit:
                 capture.tx_events += 1
                 capture.last_lsn = lsn
                 return
+        if isinstance(t, NativeEvents):  # its rows back in JsonConverter's form, for the whole path
+            before, after = json_rows(t, before, after)
+            t = t.whole
         emit(t, op, before, after, key, lsn, extra)
+
+    def native(t: TableEvents, send: Any) -> None:
+        """From the table's next change on, its rows carry Python floats (envelope/native.py): every event of the
+        table goes to `send` now, but for those with extra headers, whose rows json_rows gives back."""
+        n = native_events(t) if not isinstance(t, NativeEvents) else None
+        oid = next((o for o, x in capture.relations.items() if x is t), None)
+        if n is not None and oid is not None:
+            capture.relations[oid] = n
+            known[n] = send
 
     return emit_event

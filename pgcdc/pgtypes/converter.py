@@ -43,6 +43,9 @@ class Converter:
     schema: dict[str, Any]  # Connect schema of the field, without optional/default/field
     fn: Fn | None  # None: the pgoutput text is the value
     dropped: bool = False  # Debezium leaves the column out of schema and values
+    # For a writer taking values rather than JsonConverter's form (envelope/native.py): (`fn` as built, the
+    # value from the text, that value back to `fn`'s form). Void once a column rule replaced `fn`.
+    native: tuple[Fn, Callable[[str], Any], Callable[[Any], Any]] | None = None
 
 
 DROPPED = Converter({}, None, True)

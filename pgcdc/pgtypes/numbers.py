@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from pgcdc.pgtypes.java_float import double_text, float32_text
+from pgcdc.pgtypes.java_float import double_text, float32_text, to_float32
 
 NAN = orjson.Fragment(b'"NaN"')
 POS_INF = orjson.Fragment(b'"Infinity"')
@@ -53,6 +53,22 @@ def _java_number(to_text: Callable[[float, str], str]) -> Callable[[str], Any]:
 # Negative zero stays -0.0, in columns and arrays alike (measured on 3.6: '-0' real and float8 columns).
 java_double = _java_number(lambda v, _: double_text(v))  # (repr is its shortest text, whatever PostgreSQL's)
 java_float = _java_number(float32_text)
+
+
+def float32(text: str) -> float:
+    """A real's value: the float32 nearest PostgreSQL's text, as Java's (float) of the double gives."""
+    return to_float32(float(text))
+
+
+def float32_to_java(v: float) -> Any:
+    """java_float's JSON number (a string for NaN and the infinities) of a float32 value."""
+    text = float32_text(v)
+    return _SPECIAL.get(text) or orjson.Fragment(text)
+
+
+def base64_text(b: bytes) -> str:
+    """Bytes as JsonConverter writes them: base64."""
+    return _b2a(b, newline=False).decode("ascii")
 
 
 def python_float_to_java(value: float) -> Any:

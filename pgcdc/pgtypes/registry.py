@@ -7,7 +7,7 @@ when a Relation arrives; the hot path only calls `Converter.fn`.
 from __future__ import annotations
 
 import base64
-from binascii import b2a_base64
+from binascii import a2b_base64, b2a_base64
 from decimal import Decimal
 from collections.abc import Callable
 from typing import Any
@@ -31,7 +31,9 @@ def _int(type_: str) -> Callable[[ColumnLike, Modes], Converter]:
 def _float(type_: str) -> Callable[[ColumnLike, Modes], Converter]:
     # real is FLOAT32, written by Float.toString; double precision by Double.toString.
     fn = numbers.java_float if type_ == "float" else numbers.java_double
-    return lambda c, m: Converter(_s(type_), fn)
+    native = (fn, numbers.float32, numbers.float32_to_java) if type_ == "float" else \
+        (fn, float, numbers.python_float_to_java)
+    return lambda c, m: Converter(_s(type_), fn, native=native)
 
 
 def _bool(c: ColumnLike, m: Modes) -> Converter:
@@ -52,7 +54,7 @@ def _named_string(name: str) -> Callable[[ColumnLike, Modes], Converter]:
 def _numeric(c: ColumnLike, m: Modes) -> Converter:
     typmod = c.type_modifier
     if m.decimal == "double":
-        return Converter(_s("double"), _numeric_double)
+        return Converter(_s("double"), _numeric_double, native=(_numeric_double, float, numbers.python_float_to_java))
     if m.decimal == "string":
         return Converter(_s("string"), _numeric_string)
     if typmod < 4:
@@ -96,7 +98,15 @@ def _numeric(c: ColumnLike, m: Modes) -> Converter:
         d = numbers.parse_numeric(text)
         return None if d is None else numbers.decimal_bytes(numbers.unscaled(d, scale))
 
-    return Converter(schema, fixed)
+    def fixed_bytes(text: str) -> Any:  # the bytes `fixed` writes in base64 (None for NaN and the infinities)
+        ip, _, fp = text.partition(".")
+        if len(fp) == scale and ip[-1:].isdigit():
+            u = int(ip + fp)
+            return u.to_bytes((u + (u < 0)).bit_length() // 8 + 1, "big", signed=True)
+        value = fixed(text)
+        return None if value is None else a2b_base64(value)
+
+    return Converter(schema, fixed, native=(fixed, fixed_bytes, numbers.base64_text))
 
 
 _NUMERIC_SPECIAL = {"NaN": "NAN", "Infinity": "POSITIVE_INFINITY", "-Infinity": "NEGATIVE_INFINITY"}
@@ -123,8 +133,12 @@ def _bytea(c: ColumnLike, m: Modes) -> Converter:
     if m.binary == "base64-url-safe":
         return Converter(_s("string"), lambda t: base64.urlsafe_b64encode(to_bytes(t)).decode())
     # bytes (JsonConverter writes bytes as base64) and base64 give the same JSON text.
-    schema = _s("bytes") if m.binary == "bytes" else _s("string")
-    return Converter(schema, lambda t: base64.b64encode(to_bytes(t)).decode())
+    def fn(t: str) -> str:
+        return base64.b64encode(to_bytes(t)).decode()
+
+    if m.binary == "bytes":
+        return Converter(_s("bytes"), fn, native=(fn, to_bytes, numbers.base64_text))
+    return Converter(_s("string"), fn)  # base64: the same text, as a string
 
 
 def _precision(c: ColumnLike, default: int = 6) -> int:

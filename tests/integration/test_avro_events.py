@@ -12,10 +12,12 @@ from typing import Any
 import fastavro
 import pytest
 
+from pgcdc.capture import events
 from pgcdc.converters import sink as converting
 from pgcdc.converters.avro_schema import writer_schema
 from pgcdc.converters.avro_writer import avro_writer
 from pgcdc.converters.sink import ConvertingSink, make_converters
+from pgcdc.envelope.native import native_events
 from pgcdc.local import PostgresCluster
 from pgcdc.sink.memory import DropSink
 from tests.harness import Running, make_config, wait_for
@@ -57,10 +59,15 @@ WORKLOAD = [
     "BEGIN; UPDATE u SET v = 'y' WHERE id = 1; UPDATE u SET id = 5 WHERE id = 1; UPDATE u SET v = 'x' WHERE id = 5;"
     " COMMIT",
     "TRUNCATE u",
+    # Key changes of rows with NaN, the infinities and finite extremes in their doubles and floats: the general
+    # path after the table's events went the parts path, with their rows back in JsonConverter's form.
+    "INSERT INTO t (id, f4, f8, fa, n) VALUES (5, 1.17549435e-38, 2.2250738585072014e-308, '{1.5,-0}', 1.5)",
+    "UPDATE t SET id = id + 10 WHERE id IN (1, 2, 5)",
 ]
-# inserts, updates, delete + insert, update, delete, update + key change + update, truncate (tombstones apart)
-EXPECTED = 4 + 2 + 2 + 1 + 1 + 1 + 1 + 4 + 1
-KEY_CHANGE = 2  # of those, written by the general path
+# inserts, updates, delete + insert, update, delete, update + key change + update, truncate, insert, three key
+# changes (tombstones apart)
+EXPECTED = 4 + 2 + 2 + 1 + 1 + 1 + 1 + 4 + 1 + 1 + 6
+KEY_CHANGE = 2 + 6  # of those, written by the general path
 
 
 class Keep(DropSink):
@@ -107,8 +114,10 @@ def decoded(records: list[tuple[str, bytes | None, bytes | None]], conv: Any, sn
     return out
 
 
+@pytest.mark.parametrize("mode", ["precise", "double"])
 def test_parts_path_writes_the_general_paths_records(pg: PostgresCluster, dbname: str,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+                                                     monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    """decimal.handling.mode=double: numeric columns are doubles too (native rows, envelope/native.py)."""
     pg.execute(TABLE + f"; CREATE PUBLICATION pub_{dbname} FOR ALL TABLES", dbname)
     for slot in (f"parts_{dbname}", f"general_{dbname}"):
         pg.execute(f"SELECT pg_create_logical_replication_slot('{slot}', 'pgoutput')", dbname)
@@ -122,10 +131,20 @@ def test_parts_path_writes_the_general_paths_records(pg: PostgresCluster, dbname
         event_send(self, *args)
 
     monkeypatch.setattr(converting.EventSend, "__call__", counted)
-    parts, parts_conv = capture(pg, dbname, f"parts_{dbname}")
+    natives: list[str] = []
+
+    def native(t: Any) -> Any:
+        n = native_events(t)
+        if n is not None:
+            natives.append(t.table)
+        return n
+
+    monkeypatch.setattr(events, "native_events", native)
+    parts, parts_conv = capture(pg, dbname, f"parts_{dbname}", **{"decimal.handling.mode": mode})
     assert len(taken) == EXPECTED - KEY_CHANGE  # every other change went the parts path
+    assert natives == ["t"]  # its doubles and floats as Python floats (u has none)
     monkeypatch.setattr(converting.ConvertingSink, "event_sender", lambda self, topic, head: None)
-    general, general_conv = capture(pg, dbname, f"general_{dbname}")
+    general, general_conv = capture(pg, dbname, f"general_{dbname}", **{"decimal.handling.mode": mode})
     assert len(parts) == len(general)
     assert decoded(parts, parts_conv) == decoded(general, general_conv)
 
