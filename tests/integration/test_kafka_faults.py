@@ -88,10 +88,13 @@ def confirmed_lsn(pg: PostgresCluster, slot: str) -> int:
     return parse_lsn(str(rows[0][0]))
 
 
-def delete_topic(broker: KafkaBroker, topic: str) -> None:
+def delete_topic(broker: KafkaBroker, topic: str, running: bool = True) -> None:
+    """Delete `topic` (the broker confirms it, or this raises). While pgcdc runs, it may write to the topic, and
+    so create it again, before a listing would show it gone: only a stopped pgcdc leaves it absent."""
     admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
     admin.delete_topics([topic])[topic].result(30)
-    assert topic not in admin.list_topics(timeout=10).topics
+    if not running:
+        wait_for(lambda: topic not in admin.list_topics(timeout=10).topics, 30, f"{topic} gone from the metadata")
 
 
 def insert_slowly(pg: PostgresCluster, dbname: str, rows: range, check: Callable[[], object]) -> None:
@@ -169,7 +172,7 @@ def test_offsets_topic_deleted_while_running_loses_nothing(pg: PostgresCluster, 
 
     # Deleted while stopped: the next start finds no offset, says so, and streams from the slot's confirmed
     # position, which never passed a stored offset: the rows written meanwhile all arrive.
-    delete_topic(broker, offsets_topic)
+    delete_topic(broker, offsets_topic, running=False)
     pg.execute("INSERT INTO t SELECT generate_series(61, 80)", dbname)
     caplog.clear()
     with Running(config):
