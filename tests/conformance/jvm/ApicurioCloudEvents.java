@@ -8,7 +8,9 @@
 // up to the first gap); then OUT_DIR/<IN minus .jsonl>.artifacts.json: the default group's artifacts, each
 // version's content id, global id, content text and references.
 // The converter options: -Dce=name=value,... over `avro.apicurio.registry.url` (REGISTRY_URL/apis/registry/v3)
-// and `avro.apicurio.registry.auto-register=true`. One converter pair per file, on a fresh registry per run.
+// and `avro.apicurio.registry.auto-register=true`. One converter pair per file, on a fresh registry per run. A
+// record whose conversion throws gets a line {"topic", "error"} (the exception), then the converters are made
+// again (a failed Connect task restarted) and the record converted again (a second failure ends the run).
 // Run: java -Dce=... -cp <converter, serde and Debezium jars...> ApicurioCloudEvents.java REGISTRY_URL OUT_DIR IN
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -49,6 +51,30 @@ public class ApicurioCloudEvents {
         return mapper.readTree(r.body());
     }
 
+    static CloudEventsConverter[] converters(Map<String, Object> conf) {
+        CloudEventsConverter keys = new CloudEventsConverter();
+        keys.configure(conf, true);
+        CloudEventsConverter values = new CloudEventsConverter();
+        values.configure(conf, false);
+        return new CloudEventsConverter[] {keys, values};
+    }
+
+    // The record's key and value through the key's and the value's converter: {"topic", "key", "value"} (hex).
+    static ObjectNode convert(ObjectMapper mapper, JsonConverter json, CloudEventsConverter[] pair, String topic,
+            JsonNode rec) throws Exception {
+        ObjectNode out = mapper.createObjectNode();
+        out.put("topic", topic);
+        for (String side : new String[] {"key", "value"}) {
+            JsonNode node = rec.get(side);
+            SchemaAndValue sv = node == null || node.isNull() ? SchemaAndValue.NULL
+                : json.toConnectData(topic, mapper.writeValueAsBytes(node));
+            if (node != null) restoreNonFinite(sv.value(), node.get("payload"));
+            byte[] bytes = pair[side.equals("key") ? 0 : 1].fromConnectData(topic, sv.schema(), sv.value());
+            out.put(side, bytes == null ? null : HexFormat.of().formatHex(bytes));
+        }
+        return out;
+    }
+
     static void run(String[] args) throws Exception {
         ObjectMapper mapper = new ObjectMapper();
         JsonConverter json = new JsonConverter();
@@ -60,10 +86,7 @@ public class ApicurioCloudEvents {
         for (String extra : System.getProperty("ce", "").split(",")) {
             if (!extra.isBlank()) conf.put(extra.split("=", 2)[0], extra.split("=", 2)[1]);
         }
-        CloudEventsConverter keys = new CloudEventsConverter();
-        keys.configure(conf, true);
-        CloudEventsConverter values = new CloudEventsConverter();
-        values.configure(conf, false);
+        CloudEventsConverter[] pair = converters(conf);
         HttpClient http = HttpClient.newHttpClient();
         Path in = Path.of(args[2]);
         StringBuilder lines = new StringBuilder();
@@ -73,15 +96,14 @@ public class ApicurioCloudEvents {
             JsonNode rec = mapper.readTree(line);
             String topic = rec.get("topic").asText();
             if (topic.startsWith("__debezium-heartbeat")) continue;
-            ObjectNode out = mapper.createObjectNode();
-            out.put("topic", topic);
-            for (String side : new String[] {"key", "value"}) {
-                JsonNode node = rec.get(side);
-                SchemaAndValue sv = node == null || node.isNull() ? SchemaAndValue.NULL
-                    : json.toConnectData(topic, mapper.writeValueAsBytes(node));
-                if (node != null) restoreNonFinite(sv.value(), node.get("payload"));
-                byte[] bytes = (side.equals("key") ? keys : values).fromConnectData(topic, sv.schema(), sv.value());
-                out.put(side, bytes == null ? null : HexFormat.of().formatHex(bytes));
+            ObjectNode out;
+            try {
+                out = convert(mapper, json, pair, topic, rec);
+            } catch (RuntimeException e) {  // a Connect task fails, and is restarted with new converters
+                ObjectNode failed = mapper.createObjectNode().put("topic", topic).put("error", e.toString());
+                lines.append(mapper.writeValueAsString(failed)).append('\n');
+                pair = converters(conf);
+                out = convert(mapper, json, pair, topic, rec);  // failing again after a restart ends the run
             }
             ObjectNode schemas = out.putObject("schemas");
             while (true) {  // content ids are handed out in order: the new ones since the last record
