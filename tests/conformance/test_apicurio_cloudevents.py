@@ -111,17 +111,11 @@ def records(name: str) -> list[tuple[str, bytes | None, bytes | None]]:
     return out
 
 
-def replay(sink: Any, name: str) -> None:
-    """Send a recorded file's Debezium records to `sink`."""
-    for record in records(name):
-        sink.send(*record)
-
-
-def send_all(config: Any, name: str, theirs: list[dict[str, Any]], out: ListSink, problems: list[str]) -> int:
-    """Send `name`'s records through new converters into `out` as the harness did: where its line is an error
-    (Apicurio's converter threw), ours must fail with one line naming the topic, and the same record goes again
-    through new converters (a restart). Returns the failures; stops at the first record that failed on one side
-    only."""
+def send_all(config: Any, name: str, theirs: list[dict[str, Any]], out: Any, problems: list[str]) -> int:
+    """Send `name`'s records through new converters into `out` (a sink listing `records`) as the harness did:
+    where its line is an error (Apicurio's converter threw), ours must fail with one line naming the topic, and
+    the same record goes again through new converters (a restart). Returns the failures; stops at the first
+    record that failed on one side only."""
     sent = iter(records(name))
     failures = 0
     for i, their in enumerate(theirs):
