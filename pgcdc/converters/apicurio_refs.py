@@ -19,7 +19,7 @@ from typing import Any
 
 import fastavro
 
-from pgcdc.converters.apicurio import ApicurioAvroConverter, artifact_name, retrying
+from pgcdc.converters.apicurio import ApicurioAvroConverter, artifact_name, first_shape_text, retrying
 from pgcdc.converters.apicurio_parts import Part, apicurio_part
 from pgcdc.converters.avro_schema import avro_schema_text, datum_function, writer_schema
 from pgcdc.converters.avro_writer import avro_writer
@@ -98,7 +98,7 @@ class _Prepared:
         frame = s.frame.pack(0, int(meta["globalId" if s.global_id else "contentId"]))
         # written with the whole schema first registered under this text, as Apicurio's AvroConverter alone does
         # (apicurio.py; its serializer and resolver are the same here)
-        text = s.written_with.setdefault(self.part.text, self.text)
+        text = first_shape_text(s, self.part.text, self.text, topic)
         conv.written[frame] = fastavro.parse_schema(writer_schema(text))
         write = self.topics[topic] = avro_writer(text, frame)
         return write

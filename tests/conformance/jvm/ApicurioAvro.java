@@ -4,154 +4,45 @@
 // then through the key's and then the value's AvroConverter with the record's Kafka headers, as
 // WorkerSourceTask.convertTransformedRecord calls them.
 // Writes OUT_DIR/<IN> with one JSON line per record: {"topic", "key", "value"} (hex, null for null), "headers"
-// ([[name, hex]...] the converters added) and "schemas": {content id: text} for the content ids the registry
-// handed out while converting it (read in order up to the first gap); then OUT_DIR/<IN minus .jsonl>.artifacts.json:
-// the default group's artifacts, each version's content id, global id, content text and references.
+// ([[name, hex]...] the converters added) and "schemas", then OUT_DIR/<IN minus .jsonl>.artifacts.json, as
+// ApicurioRecording.java describes (which also restarts the converters after a record whose conversion throws,
+// after an "error" line).
 // The converter options: -Dconv=name=value,... (without the `apicurio.registry.` prefix) over `url`
 // (REGISTRY_URL/apis/registry/v3) and `auto-register=true`. One converter pair per file, a fresh registry per run.
-// Run: java -Dconv=... -cp <converter and serde jars, Kafka...> ApicurioAvro.java REGISTRY_URL OUT_DIR IN
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
+// Run: java -Dconv=... -cp <ApicurioRecording's classes, converter and serde jars, Kafka...> ApicurioAvro.java
+//     REGISTRY_URL OUT_DIR IN
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.apicurio.registry.utils.converter.AvroConverter;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.HashMap;
 import java.util.HexFormat;
-import java.util.Map;
-import org.apache.kafka.connect.data.Field;
-import org.apache.kafka.connect.data.Schema.Type;
-import org.apache.kafka.connect.data.SchemaAndValue;
-import org.apache.kafka.connect.data.Struct;
-import org.apache.kafka.connect.json.JsonConverter;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.connect.data.SchemaAndValue;
 
 public class ApicurioAvro {
-    public static void main(String[] args) throws Exception {
-        int status = 1;
-        try {
-            run(args);
-            status = 0;
-        } catch (Throwable e) {
-            e.printStackTrace();
-        } finally {  // the registry client's Vert.x threads would keep the JVM alive
-            System.exit(status);
-        }
-    }
-
-    static JsonNode get(ObjectMapper mapper, HttpClient http, String url) throws Exception {
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(url)).build(),
-            HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
-        return mapper.readTree(r.body());
-    }
-
-    static void run(String[] args) throws Exception {
-        ObjectMapper mapper = new ObjectMapper();
-        JsonConverter json = new JsonConverter();
-        json.configure(Map.of("schemas.enable", "true", "converter.type", "value"));
-        String v3 = args[0] + "/apis/registry/v3";
-        Map<String, Object> conf = new HashMap<>();
-        conf.put("apicurio.registry.url", v3);
-        conf.put("apicurio.registry.auto-register", "true");
-        for (String extra : System.getProperty("conv", "").split(",")) {
-            if (!extra.isBlank()) conf.put("apicurio.registry." + extra.split("=", 2)[0], extra.split("=", 2)[1]);
-        }
-        AvroConverter keys = new AvroConverter();
-        keys.configure(conf, true);
-        AvroConverter values = new AvroConverter();
-        values.configure(conf, false);
-        HttpClient http = HttpClient.newHttpClient();
-        Path in = Path.of(args[2]);
-        StringBuilder lines = new StringBuilder();
-        long known = 0;
-        for (String line : Files.readAllLines(in)) {
-            if (line.isBlank()) continue;
-            JsonNode rec = mapper.readTree(line);
-            String topic = rec.get("topic").asText();
-            if (topic.startsWith("__debezium-heartbeat")) continue;
-            ObjectNode out = mapper.createObjectNode();
-            out.put("topic", topic);
-            RecordHeaders headers = new RecordHeaders();
-            for (String side : new String[] {"key", "value"}) {
-                JsonNode node = rec.get(side);
-                SchemaAndValue sv = node == null || node.isNull() ? SchemaAndValue.NULL
-                    : json.toConnectData(topic, mapper.writeValueAsBytes(node));
-                if (node != null) restoreNonFinite(sv.value(), node.get("payload"));
-                byte[] bytes = (side.equals("key") ? keys : values).fromConnectData(topic, headers, sv.schema(),
-                    sv.value());
-                out.put(side, bytes == null ? null : HexFormat.of().formatHex(bytes));
-            }
-            var added = out.putArray("headers");
-            for (Header h : headers) added.addArray().add(h.key()).add(HexFormat.of().formatHex(h.value()));
-            ObjectNode schemas = out.putObject("schemas");
-            while (true) {  // content ids are handed out in order: the new ones since the last record
-                HttpResponse<String> r = http.send(HttpRequest.newBuilder(
-                    URI.create(v3 + "/ids/contentIds/" + (known + 1))).build(),
-                    HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
-                if (r.statusCode() != 200) break;
-                known++;
-                schemas.put(Long.toString(known), r.body());
-            }
-            lines.append(mapper.writeValueAsString(out)).append('\n');
-        }
-        Path outDir = Path.of(args[1]);
-        String name = in.getFileName().toString();
-        Files.writeString(outDir.resolve(name), lines.toString());
-        ObjectNode artifacts = mapper.createObjectNode();
-        for (JsonNode a : get(mapper, http, v3 + "/groups/default/artifacts?limit=1000").get("artifacts")) {
-            String id = a.get("artifactId").asText();
-            var versions = artifacts.putArray(id);
-            for (JsonNode v : get(mapper, http, v3 + "/groups/default/artifacts/" + id + "/versions?limit=1000")
-                    .get("versions")) {
-                String version = v.get("version").asText();
-                ObjectNode entry = versions.addObject().put("version", version)
-                    .put("contentId", v.get("contentId").asLong()).put("globalId", v.get("globalId").asLong())
-                    .put("artifactType", v.get("artifactType").asText());
-                String at = v3 + "/groups/default/artifacts/" + id + "/versions/" + version;
-                entry.put("content", http.send(HttpRequest.newBuilder(URI.create(at + "/content")).build(),
-                    HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8)).body());
-                entry.set("references", get(mapper, http, at + "/references"));
-            }
-        }
-        Files.writeString(outDir.resolve(name.replace(".jsonl", ".artifacts.json")),
-            mapper.writerWithDefaultPrettyPrinter().writeValueAsString(artifacts) + "\n");
-    }
-
-    // JsonConverter writes NaN and the infinities as JSON strings and reads a string back into a FLOAT32/FLOAT64
-    // field or array element as 0, and reads floats as BigDecimal, which has no -0.0: the SourceRecord held the
-    // non-finite value or the negative zero, so put it back.
-    static Object restored(JsonNode n, Type t) {
-        if (t != Type.FLOAT64 && t != Type.FLOAT32) return null;
-        boolean negativeZero = n.isNumber() && n.doubleValue() == 0.0 && 1 / n.doubleValue() < 0;
-        if (!n.isTextual() && !negativeZero) return null;
-        double d = n.isTextual() ? Double.parseDouble(n.asText()) : -0.0;
-        return t == Type.FLOAT64 ? (Object) d : (Object) (float) d;
-    }
-
-    static void restoreNonFinite(Object value, JsonNode payload) {
-        if (!(value instanceof Struct) || payload == null) return;
-        Struct struct = (Struct) value;
-        for (Field f : struct.schema().fields()) {
-            JsonNode n = payload.get(f.name());
-            if (n == null || n.isNull()) continue;
-            Type t = f.schema().type();
-            Object fixed = restored(n, t);
-            if (fixed != null) struct.put(f, fixed);
-            else if (t == Type.STRUCT) restoreNonFinite(struct.get(f), n);
-            else if (t == Type.ARRAY && n.isArray()) {  // a float array's elements likewise
-                @SuppressWarnings("unchecked")
-                java.util.List<Object> items = (java.util.List<Object>) struct.get(f);
-                for (int i = 0; i < n.size(); i++) {
-                    Object item = restored(n.get(i), f.schema().valueSchema().type());
-                    if (item != null) items.set(i, item);
-                }
-            }
-        }
+    public static void main(String[] args) {
+        ApicurioRecording.exitAfter(() -> {
+            ApicurioRecording rec = new ApicurioRecording(args[0]);
+            rec.record(conf -> {
+                AvroConverter keys = new AvroConverter();
+                keys.configure(conf, true);
+                AvroConverter values = new AvroConverter();
+                values.configure(conf, false);
+                return (topic, record) -> {
+                    ObjectNode out = rec.mapper.createObjectNode();
+                    out.put("topic", topic);
+                    RecordHeaders headers = new RecordHeaders();
+                    for (String side : new String[] {"key", "value"}) {
+                        SchemaAndValue sv = rec.toConnect(topic, record.get(side));
+                        byte[] bytes = (side.equals("key") ? keys : values).fromConnectData(topic, headers,
+                            sv.schema(), sv.value());
+                        out.put(side, bytes == null ? null : HexFormat.of().formatHex(bytes));
+                    }
+                    var added = out.putArray("headers");
+                    for (Header h : headers) added.addArray().add(h.key()).add(HexFormat.of().formatHex(h.value()));
+                    return out;
+                };
+            }, rec.options("apicurio.registry.", "conv", "apicurio.registry."), Path.of(args[1]), Path.of(args[2]));
+        });
     }
 }
