@@ -195,6 +195,29 @@ def test_arrays_and_unknown_types_snapshot(pg: PostgresCluster, dbname: str, tmp
     check(ours, theirs, "arrays snapshot", snapshot=True)
 
 
+# Arrays of types Debezium has no mapping for (arrays of a domain, of a composite, of a geometric type) are
+# arrays of required bytes with include.unknown.datatypes: a null element among them.
+UNKNOWN_NULLS_SETUP = ("CREATE DOMAIN d_int AS int; CREATE TYPE comp AS (a int, b text);"
+                       "CREATE TABLE un (id int PRIMARY KEY, ad d_int[], ac comp[], ab box[], md d_int[])")
+UNKNOWN_NULLS_WORKLOAD = [
+    "INSERT INTO un VALUES (1, '{1,NULL}', '{\"(1,x)\",NULL}', ARRAY[NULL, '(1,1),(0,0)']::box[], '{{1,2},{3,NULL}}')",
+    "INSERT INTO un VALUES (2, '{NULL}', '{NULL}', ARRAY[NULL]::box[], '{{NULL}}')",
+    "INSERT INTO un VALUES (3, '{1,2}', '{\"(,)\"}', ARRAY['(1,1),(0,0)']::box[], '{{1,2},{3,4}}')",
+    "UPDATE un SET ad = '{NULL,3}' WHERE id = 3",
+]
+
+
+@pytest.mark.parametrize("snapshot", [False, True], ids=["streaming", "snapshot"])
+def test_unknown_type_arrays_with_null_elements(pg: PostgresCluster, dbname: str, tmp_path: Path,
+                                                snapshot: bool) -> None:
+    setup, workload = UNKNOWN_NULLS_SETUP, UNKNOWN_NULLS_WORKLOAD
+    if snapshot:
+        setup, workload = ";".join([setup, *inserts(workload)]), ["INSERT INTO un (id) VALUES (99)"]
+    ours, theirs = run_both(pg, dbname, tmp_path, setup, {"include.unknown.datatypes": "true"}, workload,
+                            snapshot=snapshot)
+    check(ours, theirs, "unknown type arrays with null elements", snapshot=snapshot)
+
+
 # -- raw JSON bytes --------------------------------------------------------------------------------------------
 _VOLATILE = re.compile(rb'"(?:ts_ms|ts_us|ts_ns)":\d+')
 

@@ -53,9 +53,9 @@ COLUMNS: dict[str, tuple[str, list[str | None]]] = {
     "c_mood": ("d_mood", ["sad", "it's \"q\"", "ok", None, "happy"]),
     "c_ci": ("d_ci", ["", "MiXeD", "é", None, " "]),
     # Arrays of domains are an unknown type (Debezium's choice): arrays of required bytes with
-    # include.unknown.datatypes, so no null elements there.
+    # include.unknown.datatypes, written null as a whole when an element is null.
     **{f"a_{d[2:]}": (f"{d}[]", values) for d, values in {
-        "d_int": ["{}", "{-2147483648,2147483647}", "{0}", None, "{1}"],
+        "d_int": ["{}", "{-2147483648,2147483647}", "{NULL,0}", None, "{1}"],
         "d_num": ["{}", "{-99999.99,99999.99}", "{0.00}", None, "{0}"],
         "d_numu": ["{}", "{1e-40,-0.00100}", "{NaN}", None, "{INF,-INF}"],
         "d_text": ["{}", "{\"\",\"a b\",\"\\\\\"}", "{\"\"}", None, "{x}"],
@@ -71,7 +71,7 @@ COLUMNS: dict[str, tuple[str, list[str | None]]] = {
     # Enum and ltree array elements are required in Debezium's schema: no null elements.
     "ae": ("mood[]", ["{}", "{sad,ok,happy}", "{ok}", None, "{\"it's \\\"q\\\"\"}"]),
     "cmp": ("comp", ["(,)", "(2147483647,\"é \"\"q\"\"\")", "(0,)", None, "(-1,\"\")"]),
-    "acmp": ("comp[]", ["{}", "{\"(1,x)\"}", "{\"(,)\"}", None, "{\"(-1,\\\"\\\")\"}"]),
+    "acmp": ("comp[]", ["{}", "{\"(1,x)\"}", "{NULL}", None, "{\"(-1,\\\"\\\")\"}"]),
     "ci": ("citext", ["", "MiXeD", "é🎉", None, " "]),
     "hs": ("hstore", ["", "a=>1, \"b c\"=>NULL, \"\"=>\"\"", "\"k\"=>\"é\"", None, "x=>\"\\\\\""]),
     "lt": ("ltree", ["", "top.sub.leaf", "a", None, "a.b"]),

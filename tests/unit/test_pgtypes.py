@@ -140,6 +140,21 @@ def test_an_unknown_type_is_left_out_unless_include_unknown_datatypes() -> None:
     assert kept.row(["1", "'a'"], 0) == {"id": 1, "q": "J2En"}
 
 
+@pytest.mark.parametrize(("text", "value"), [
+    ("{1,2}", ["MQ==", "Mg=="]), ("{}", []),
+    # Measured on Debezium 3.6 (tests/conformance/test_types_more.py, unknown type arrays with null elements):
+    # a null element, or an inner array of a multi-dimensional one, makes the whole array null.
+    ("{1,NULL}", None), ("{NULL}", None), ("{{1,2},{3,4}}", None),
+])
+def test_an_array_of_an_unknown_type_with_a_null_element_is_null(text: str, value: object) -> None:
+    from pgcdc.envelope.table import ColumnSpec, EnvelopeSettings, TableEvents
+    from pgcdc.pgtypes import Modes
+
+    columns = [ColumnSpec("id", "integer", "int4", -1, True), ColumnSpec("a", "d_int[]", "_d_int", -1, False)]
+    events = TableEvents("public", "t", columns, ("id",), EnvelopeSettings("p", Modes(include_unknown=True)))
+    assert events.row(["1", text], 0) == {"id": 1, "a": value}
+
+
 def test_a_type_debezium_maps_but_pgcdc_does_not_stops_with_the_table_and_column() -> None:
     from pgcdc.envelope.table import ColumnSpec, EnvelopeSettings, TableEvents
     from pgcdc.errors import ConversionError
