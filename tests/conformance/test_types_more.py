@@ -218,9 +218,10 @@ def test_unknown_type_arrays_with_null_elements(pg: PostgresCluster, dbname: str
     check(ours, theirs, "unknown type arrays with null elements", snapshot=snapshot)
 
 
-def test_a_not_null_numeric_nan_stops_both(pg: PostgresCluster, dbname: str, tmp_path: Path) -> None:
-    """NaN in NOT NULL numeric columns (unconstrained and numeric(5,2)): Debezium converts it to null, which the
-    required field refuses, and stops; pgcdc stops too, with one line naming the table, column and value."""
+@pytest.mark.parametrize("special", ["NaN", "-Infinity"])
+def test_a_not_null_numeric_nan_stops_both(pg: PostgresCluster, dbname: str, tmp_path: Path, special: str) -> None:
+    """NaN or an infinity in a NOT NULL numeric column: Debezium converts it to null, which the required field
+    refuses, and stops; pgcdc stops too, with one line naming the table, column and value."""
     from tests.conformance.oracle import start_oracle
     from tests.conformance.test_debezium_streaming import slot_active
     from tests.conformance.test_transforms_specials_vs_debezium import _pgcdc_failure
@@ -234,16 +235,16 @@ def test_a_not_null_numeric_nan_stops_both(pg: PostgresCluster, dbname: str, tmp
                                                         "publication.name": f"dbzpub_{dbname}"}}, out)
     try:
         wait_for(lambda: slot_active(pg, f"dbz_{dbname}") or oracle.poll() is not None, 120, "Debezium to stream")
-        pg.execute("INSERT INTO nn VALUES (1, 1.5, 1.5); INSERT INTO nn VALUES (2, 'NaN', 'NaN')", dbname)
+        pg.execute(f"INSERT INTO nn VALUES (1, 1.5, 1.5); INSERT INTO nn VALUES (2, '{special}', 1)", dbname)
         assert oracle.wait(120) != 0
     finally:
         if oracle.poll() is None:
             oracle.kill()
     log = (tmp_path / "debezium.jvm.log").read_text()
     assert 'Invalid value: null used for required field: "n"' in log
-    ours = _pgcdc_failure(pg, dbname, {**props, "name": "pgcdc"}, "INSERT INTO nn VALUES (3, 'NaN', 1)")
+    ours = _pgcdc_failure(pg, dbname, {**props, "name": "pgcdc"}, f"INSERT INTO nn VALUES (3, '{special}', 1)")
     print(f"pgcdc: {ours}")
-    assert "public.nn.n (numeric) value 'NaN' at LSN" in ours and "\n" not in ours
+    assert f"public.nn.n (numeric) value '{special}' at LSN" in ours and "\n" not in ours
 
 
 # -- raw JSON bytes --------------------------------------------------------------------------------------------

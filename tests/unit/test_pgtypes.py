@@ -141,10 +141,11 @@ def test_a_not_null_numeric_nan_stops_with_the_table_column_and_value(type_name:
                ColumnSpec("o", type_name, "numeric", typmod, False)]
     events = TableEvents("public", "t", columns, ("id",), EnvelopeSettings("p", Modes()))
     assert events.row(["1", "1.50", "NaN"], 0)["o"] is None
-    with pytest.raises(ConversionError) as err:
-        events.row(["1", "NaN", "1.50"], 0x16_B374D848)
-    message = str(err.value)
-    assert f"public.t.n ({type_name}) value 'NaN' at LSN 16/B374D848" in message and "\n" not in message
+    for special in ("NaN", "-Infinity"):
+        with pytest.raises(ConversionError) as err:
+            events.row(["1", special, "1.50"], 0x16_B374D848)
+        message = str(err.value)
+        assert f"public.t.n ({type_name}) value '{special}' at LSN 16/B374D848" in message and "\n" not in message
     for mode in ("string", "double"):  # Debezium's string and double carry NaN
         events = TableEvents("public", "t", columns, ("id",), EnvelopeSettings("p", Modes(decimal=mode)))
         assert events.row(["1", "NaN", "NaN"], 0)["n"] is not None
