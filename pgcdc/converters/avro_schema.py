@@ -232,11 +232,15 @@ def avro_schema_text(connect_schema: dict[str, Any]) -> str:
 
 
 def writer_schema(text: str) -> Any:
-    """The schema fastavro writes with: the registered one without logical types, since the datum already
-    holds their underlying values (days, milliseconds, unscaled decimal bytes) as JsonConverter's form does."""
+    """The schema fastavro and spavro write (and this process reads) with: the registered one without logical
+    types, since the datum already holds their underlying values (days, milliseconds, unscaled decimal bytes) as
+    JsonConverter's form does, and without fields' defaults, which only a reader resolving another schema uses:
+    fastavro refuses a double's "NaN" or "Infinity" default (a float8 DEFAULT 'NaN' column), which Avro's Java
+    library takes."""
     def strip(node: Any) -> Any:
         if isinstance(node, dict):
-            return {k: strip(v) for k, v in node.items() if k != "logicalType"}
+            field = "name" in node and "type" in node and node.get("type") not in ("record", "enum", "fixed")
+            return {k: strip(v) for k, v in node.items() if k != "logicalType" and not (field and k == "default")}
         if isinstance(node, list):
             return [strip(v) for v in node]
         return node

@@ -202,9 +202,7 @@ def mask_field(key: bool) -> Callable[[str, Mapping[str, str], Any], Transform]:
         names = set(_list(opts.get("fields", "")))
         if not names:
             raise ConfigError(f"{where}.fields: required (the fields to mask)")
-        # ConfigDef trims a STRING setting: " 1.5" is 1.5, and blanks alone are empty.
-        replacement = opts.get("replacement")
-        replacement = None if replacement is None else replacement.strip()
+        replacement = opts.get("replacement")  # trimmed as ConfigDef does (config.py): blanks alone are empty
         if replacement == "":
             raise ConfigError(f"{where}.replacement: must not be empty")
         side = _Side(key)

@@ -166,6 +166,13 @@ AVRO_SCENARIOS: dict[str, tuple[str, dict[str, str], list[str]]] = {
     **{f"bc_{mode}": (BC_SETUP, props, BC_WORKLOAD) for mode, props in TIME_MODES.items()},
     "arrays_unknown": (ARR_SETUP, {"include.unknown.datatypes": "true"}, ARR_WORKLOAD),
     "null_defaults": (ND_SETUP, ND_PROPS, ND_WORKLOAD),  # NULLs in nullable columns with DEFAULTs
+    # Defaults JSON has no number for (a string in the Avro schema), on columns and a domain, NOT NULL too.
+    "special_float_defaults": (
+        "CREATE DOMAIN d_f8 AS float8 DEFAULT 'Infinity'; CREATE TABLE fd (id int PRIMARY KEY,"
+        " a float8 DEFAULT 'NaN', b float8 DEFAULT 'Infinity', c real DEFAULT '-Infinity', d float8 NOT NULL"
+        " DEFAULT 'NaN', e real NOT NULL DEFAULT 'NaN', f float8 DEFAULT '-0', g d_f8)",
+        {}, ["INSERT INTO fd (id) VALUES (1)", "INSERT INTO fd VALUES (2, 1, 2, 3, 4, 5, 6, 7)",
+             "UPDATE fd SET a = 'NaN' WHERE id = 2", "DELETE FROM fd"]),
 }
 
 

@@ -209,6 +209,28 @@ SCENARIOS: dict[str, dict[str, str]] = {
         "transforms.castv.spec": "d:string,n:int8,b:int32,s:boolean,big:int16,r:string,ts:string,dt:float64,id:int64",
         "transforms.castk.type": K + "Cast$Key", "transforms.castk.spec": "id:string",
         "transforms.castk.predicate": "tables"},
+    # Kafka Connect's ConfigDef trims a setting's text before parsing it (a STRING, a CLASS, a LIST and its
+    # elements, a number, a boolean): the same settings with spaces around them.
+    "settings_with_spaces_kafka_connect": {
+        "predicates": " m , tables ", "predicates.m.type": P + "TopicNameMatches",
+        "predicates.m.pattern": r" .*\.m ", "predicates.tables.type": P + "TopicNameMatches",
+        "predicates.tables.pattern": r" dbserver1\.public\.. ",
+        "transforms": " unwrap , fields , tstext , mask , route , hdr ", **unwrap(),
+        "transforms.fields.type": K + "ReplaceField$Value", "transforms.fields.predicate": "tables",
+        "transforms.fields.exclude": " d , w ", "transforms.fields.renames": " v:text ,n:num ",
+        "transforms.tstext.type": K + "TimestampConverter$Value", "transforms.tstext.predicate": "m",
+        "transforms.tstext.field": " ts ", "transforms.tstext.target.type": " string ",
+        "transforms.tstext.format": " yyyy-MM-dd ", "transforms.tstext.negate": " false ",
+        "transforms.mask.type": K + "MaskField$Value", "transforms.mask.predicate": "m",
+        "transforms.mask.fields": " s , big ", "transforms.mask.replacement": " 7 ",
+        "transforms.route.type": K + "RegexRouter", "transforms.route.regex": r" dbserver1\.public\.(.*) ",
+        "transforms.route.replacement": " cdc_$1 ",
+        "transforms.hdr.type": K + "InsertHeader", "transforms.hdr.header": " h ",
+        "transforms.hdr.value.literal": " v "},
+    "settings_with_spaces_debezium": {
+        "transforms": "unwrap", **unwrap(), "transforms.unwrap.delete.tombstone.handling.mode": " rewrite ",
+        "transforms.unwrap.add.fields": " op , table ", "transforms.unwrap.add.headers": " op ",
+        "transforms.unwrap.add.fields.prefix": " m_ "},
 }
 
 

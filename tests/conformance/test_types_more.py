@@ -195,6 +195,58 @@ def test_arrays_and_unknown_types_snapshot(pg: PostgresCluster, dbname: str, tmp
     check(ours, theirs, "arrays snapshot", snapshot=True)
 
 
+# Arrays of types Debezium has no mapping for (arrays of a domain, of a composite, of a geometric type) are
+# arrays of required bytes with include.unknown.datatypes: a null element among them.
+UNKNOWN_NULLS_SETUP = ("CREATE DOMAIN d_int AS int; CREATE TYPE comp AS (a int, b text);"
+                       "CREATE TABLE un (id int PRIMARY KEY, ad d_int[], ac comp[], ab box[], md d_int[])")
+UNKNOWN_NULLS_WORKLOAD = [
+    "INSERT INTO un VALUES (1, '{1,NULL}', '{\"(1,x)\",NULL}', ARRAY[NULL, '(1,1),(0,0)']::box[], '{{1,2},{3,NULL}}')",
+    "INSERT INTO un VALUES (2, '{NULL}', '{NULL}', ARRAY[NULL]::box[], '{{NULL}}')",
+    "INSERT INTO un VALUES (3, '{1,2}', '{\"(,)\"}', ARRAY['(1,1),(0,0)']::box[], '{{1,2},{3,4}}')",
+    "UPDATE un SET ad = '{NULL,3}' WHERE id = 3",
+]
+
+
+@pytest.mark.parametrize("snapshot", [False, True], ids=["streaming", "snapshot"])
+def test_unknown_type_arrays_with_null_elements(pg: PostgresCluster, dbname: str, tmp_path: Path,
+                                                snapshot: bool) -> None:
+    setup, workload = UNKNOWN_NULLS_SETUP, UNKNOWN_NULLS_WORKLOAD
+    if snapshot:
+        setup, workload = ";".join([setup, *inserts(workload)]), ["INSERT INTO un (id) VALUES (99)"]
+    ours, theirs = run_both(pg, dbname, tmp_path, setup, {"include.unknown.datatypes": "true"}, workload,
+                            snapshot=snapshot)
+    check(ours, theirs, "unknown type arrays with null elements", snapshot=snapshot)
+
+
+@pytest.mark.parametrize("special", ["NaN", "-Infinity"])
+def test_a_not_null_numeric_nan_stops_both(pg: PostgresCluster, dbname: str, tmp_path: Path, special: str) -> None:
+    """NaN or an infinity in a NOT NULL numeric column: Debezium converts it to null, which the required field
+    refuses, and stops; pgcdc stops too, with one line naming the table, column and value."""
+    from tests.conformance.oracle import start_oracle
+    from tests.conformance.test_debezium_streaming import slot_active
+    from tests.conformance.test_transforms_specials_vs_debezium import _pgcdc_failure
+    from tests.harness import wait_for
+
+    pg.execute("CREATE TABLE nn (id int PRIMARY KEY, n numeric NOT NULL, m numeric(5,2) NOT NULL)", dbname)
+    props = {"topic.prefix": "dbserver1", "snapshot.mode": "no_data"}
+    out = tmp_path / "debezium.jsonl"
+    oracle = start_oracle({"name": "oracle", "config": {**pg.connection_properties(dbname), **props,
+                                                        "slot.name": f"dbz_{dbname}",
+                                                        "publication.name": f"dbzpub_{dbname}"}}, out)
+    try:
+        wait_for(lambda: slot_active(pg, f"dbz_{dbname}") or oracle.poll() is not None, 120, "Debezium to stream")
+        pg.execute(f"INSERT INTO nn VALUES (1, 1.5, 1.5); INSERT INTO nn VALUES (2, '{special}', 1)", dbname)
+        assert oracle.wait(120) != 0
+    finally:
+        if oracle.poll() is None:
+            oracle.kill()
+    log = (tmp_path / "debezium.jvm.log").read_text()
+    assert 'Invalid value: null used for required field: "n"' in log
+    ours = _pgcdc_failure(pg, dbname, {**props, "name": "pgcdc"}, f"INSERT INTO nn VALUES (3, '{special}', 1)")
+    print(f"pgcdc: {ours}")
+    assert f"public.nn.n (numeric) value '{special}' at LSN" in ours and "\n" not in ours
+
+
 # -- raw JSON bytes --------------------------------------------------------------------------------------------
 _VOLATILE = re.compile(rb'"(?:ts_ms|ts_us|ts_ns)":\d+')
 

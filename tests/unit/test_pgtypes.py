@@ -129,6 +129,28 @@ def test_a_value_that_cannot_be_converted_names_table_column_type_and_lsn() -> N
     assert "public.t.b (bytea)" in str(err.value) and "at LSN 16/B374D848" in str(err.value)
 
 
+@pytest.mark.parametrize(("type_name", "typmod"), [("numeric", -1), ("numeric(5,2)", 327686)])
+def test_a_not_null_numeric_nan_stops_with_the_table_column_and_value(type_name: str, typmod: int) -> None:
+    # Measured on Debezium 3.6: it stops ("Invalid value: null used for required field"); a nullable column is
+    # written null (tests/conformance/test_zoo_vs_debezium.py).
+    from pgcdc.envelope.table import ColumnSpec, EnvelopeSettings, TableEvents
+    from pgcdc.errors import ConversionError
+    from pgcdc.pgtypes import Modes
+
+    columns = [ColumnSpec("id", "integer", "int4", -1, True), ColumnSpec("n", type_name, "numeric", typmod, True),
+               ColumnSpec("o", type_name, "numeric", typmod, False)]
+    events = TableEvents("public", "t", columns, ("id",), EnvelopeSettings("p", Modes()))
+    assert events.row(["1", "1.50", "NaN"], 0)["o"] is None
+    for special in ("NaN", "-Infinity"):
+        with pytest.raises(ConversionError) as err:
+            events.row(["1", special, "1.50"], 0x16_B374D848)
+        message = str(err.value)
+        assert f"public.t.n ({type_name}) value '{special}' at LSN 16/B374D848" in message and "\n" not in message
+    for mode in ("string", "double"):  # Debezium's string and double carry NaN
+        events = TableEvents("public", "t", columns, ("id",), EnvelopeSettings("p", Modes(decimal=mode)))
+        assert events.row(["1", "NaN", "NaN"], 0)["n"] is not None
+
+
 def test_an_unknown_type_is_left_out_unless_include_unknown_datatypes() -> None:
     from pgcdc.envelope.table import ColumnSpec, EnvelopeSettings, TableEvents
     from pgcdc.pgtypes import Modes
@@ -138,6 +160,21 @@ def test_an_unknown_type_is_left_out_unless_include_unknown_datatypes() -> None:
     assert dropped.names == ("id",) and dropped.row(["1", "'a'"], 0) == {"id": 1}
     kept = TableEvents("public", "t", columns, ("id",), EnvelopeSettings("p", Modes(include_unknown=True)))
     assert kept.row(["1", "'a'"], 0) == {"id": 1, "q": "J2En"}
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("{1,2}", ["MQ==", "Mg=="]), ("{}", []),
+    # Measured on Debezium 3.6 (tests/conformance/test_types_more.py, unknown type arrays with null elements):
+    # a null element, or an inner array of a multi-dimensional one, makes the whole array null.
+    ("{1,NULL}", None), ("{NULL}", None), ("{{1,2},{3,4}}", None),
+])
+def test_an_array_of_an_unknown_type_with_a_null_element_is_null(text: str, value: object) -> None:
+    from pgcdc.envelope.table import ColumnSpec, EnvelopeSettings, TableEvents
+    from pgcdc.pgtypes import Modes
+
+    columns = [ColumnSpec("id", "integer", "int4", -1, True), ColumnSpec("a", "d_int[]", "_d_int", -1, False)]
+    events = TableEvents("public", "t", columns, ("id",), EnvelopeSettings("p", Modes(include_unknown=True)))
+    assert events.row(["1", text], 0) == {"id": 1, "a": value}
 
 
 def test_a_type_debezium_maps_but_pgcdc_does_not_stops_with_the_table_and_column() -> None:
