@@ -234,18 +234,25 @@ def avro_schema_text(connect_schema: dict[str, Any]) -> str:
 def writer_schema(text: str) -> Any:
     """The schema fastavro and spavro write (and this process reads) with: the registered one without logical
     types, since the datum already holds their underlying values (days, milliseconds, unscaled decimal bytes) as
-    JsonConverter's form does, and without fields' defaults, which only a reader resolving another schema uses:
-    fastavro refuses a double's "NaN" or "Infinity" default (a float8 DEFAULT 'NaN' column), which Avro's Java
-    library takes."""
-    def strip(node: Any) -> Any:
-        if isinstance(node, dict):
-            field = "name" in node and "type" in node and node.get("type") not in ("record", "enum", "fixed")
-            return {k: strip(v) for k, v in node.items() if k != "logicalType" and not (field and k == "default")}
-        if isinstance(node, list):
-            return [strip(v) for v in node]
-        return node
+    JsonConverter's form does, and without fields' defaults (`reader_schema`)."""
+    return _strip(orjson.loads(text), logical=True)
 
-    return strip(orjson.loads(text))
+
+def reader_schema(text: str) -> Any:
+    """A registered schema as fastavro takes it to read the records written with it: without fields' defaults,
+    which only a reader resolving another schema uses, and which fastavro refuses where Avro's Java library
+    takes them (a double's or float's "NaN" or "Infinity": a float8 DEFAULT 'NaN' column)."""
+    return _strip(orjson.loads(text), logical=False)
+
+
+def _strip(node: Any, logical: bool) -> Any:
+    if isinstance(node, dict):
+        field = "name" in node and "type" in node and node.get("type") not in ("record", "enum", "fixed")
+        return {k: _strip(v, logical) for k, v in node.items()
+                if not (logical and k == "logicalType") and not (field and k == "default")}
+    if isinstance(node, list):
+        return [_strip(v, logical) for v in node]
+    return node
 
 
 def _float(v: Any) -> Any:

@@ -33,7 +33,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from pgcdc.converters.avro_schema import writer_schema
+from pgcdc.converters.avro_schema import reader_schema, writer_schema
 from pgcdc.spark import flattened
 from pgcdc.spark.changes import PROBE_COLUMNS
 from pgcdc.spark.fieldcodec import DecodeOptions
@@ -327,7 +327,8 @@ def _decode_arrow(rows: DataFrame, value: Schema | None, key: Schema | None) -> 
     def decode(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import fastavro
 
-        readers = [None if t is None else fastavro.parse_schema(json.loads(t)) for t in texts]  # once per task
+        # once per task; without fields' defaults, which fastavro refuses where they are NaN or an infinity
+        readers = [None if t is None else fastavro.parse_schema(reader_schema(t)) for t in texts]
 
         def column(data: list[bytes | None], parsed: Any, arrow_type: Any, n: int) -> pa.Array:
             if parsed is None:
