@@ -121,13 +121,7 @@ class AvroEvents:
             write(self._no_after)
         else:
             self._after(out, datum(after))
-        # the source block, `transaction` and `op` (as _source writes them: inlined, this is the hot path)
-        write(self._head)
-        self.seq_w(out, sequence)
-        write(self._mid)
-        self.lsn_w(out, lsn)
-        write(self._end)
-        write(self._ops[op])
+        self._source(out, op, sequence, lsn)
         ms, us, ns = self._ts
         ms(out, now_ns // 1_000_000)
         us(out, now_ns // 1000)

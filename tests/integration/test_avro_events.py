@@ -79,16 +79,24 @@ class Keep(DropSink):
         self.records.append((topic, key, value))
 
 
-def capture(pg: PostgresCluster, dbname: str, name: str, expected: int = EXPECTED, **props: str
-            ) -> tuple[list[tuple[str, bytes | None, bytes | None]], Any]:
-    """The workload's records, streamed from slot `name` (made before the workload ran)."""
+def avro_connector(pg: PostgresCluster, dbname: str, name: str, props: dict[str, str]
+                   ) -> tuple[Any, Any, ConvertingSink, Keep]:
+    """(config, value converter, its converting sink, the kept records) of a connector `name` writing Avro
+    into a Keep sink, from slot `name` and publication pub_<dbname>, with its own mock registry."""
     config = make_config(pg, dbname, **{**props,
         "name": name, "topic.prefix": dbname, "slot.name": name, "publication.name": f"pub_{dbname}",
         "key.converter": AVRO, "value.converter": AVRO, "converter.schema.registry.url": f"mock://{name}",
         "skipped.operations": "none"})
     key_conv, value_conv, _ = make_converters(config, lambda: False)
     keep = Keep()
-    with Running(config, sink=ConvertingSink(keep, key_conv, value_conv)):
+    return config, value_conv, ConvertingSink(keep, key_conv, value_conv), keep
+
+
+def capture(pg: PostgresCluster, dbname: str, name: str, expected: int = EXPECTED, **props: str
+            ) -> tuple[list[tuple[str, bytes | None, bytes | None]], Any]:
+    """The workload's records, streamed from slot `name` (made before the workload ran)."""
+    config, value_conv, sink, keep = avro_connector(pg, dbname, name, props)
+    with Running(config, sink=sink):
         wait_for(lambda: sum(v is not None for _, _, v in keep.records) >= expected, 90, f"{expected} records",
                  lambda: len(keep.records))
     return keep.records, value_conv

@@ -17,10 +17,9 @@ import pytest
 
 from pgcdc.converters import avro_events
 from pgcdc.converters import sink as converting
-from pgcdc.converters.sink import ConvertingSink, make_converters
 from pgcdc.local import PostgresCluster
-from tests.harness import Running, make_config, wait_for
-from tests.integration.test_avro_events import AVRO, Keep, decoded
+from tests.harness import Running, wait_for
+from tests.integration.test_avro_events import avro_connector, decoded
 
 DOMAINS = {
     "d_int": "int", "d_i8": "bigint", "d_num": "numeric(7,2)", "d_numu": "numeric", "d_text": "text",
@@ -194,14 +193,9 @@ MODES: dict[str, dict[str, str]] = {
 def run(pg: PostgresCluster, dbname: str, name: str, props: dict[str, str], count: int
         ) -> tuple[list[tuple[str, bytes | None, bytes | None]], Any]:
     """The `count` records streamed from slot `name` (or the snapshot), the marker table's among them."""
-    config = make_config(pg, dbname, **{**props,
-        "name": name, "topic.prefix": dbname, "slot.name": name, "publication.name": f"pub_{dbname}",
-        "key.converter": AVRO, "value.converter": AVRO, "converter.schema.registry.url": f"mock://{name}",
-        "skipped.operations": "none"})
-    key_conv, value_conv, _ = make_converters(config, lambda: False)
-    keep = Keep()
+    config, value_conv, sink, keep = avro_connector(pg, dbname, name, props)
     marker = f"{dbname}.public.done"
-    with Running(config, sink=ConvertingSink(keep, key_conv, value_conv)):
+    with Running(config, sink=sink):
         wait_for(lambda: len(keep.records) >= count and any(t == marker for t, _, _ in keep.records), 120,
                  f"{count} records", lambda: len(keep.records))
     return keep.records, value_conv
