@@ -299,7 +299,8 @@ def _required(fn: Any) -> Any:
     def convert(text: str) -> Any:
         value = fn(text)
         if value is None:
-            raise ValueError("a NOT NULL column whose value a Connect decimal cannot carry (Debezium stops too)")
+            raise ValueError("a NOT NULL column whose value a Connect decimal cannot carry (Debezium stops too; "
+                             "decimal.handling.mode=double or string carries it)")
         return value
     return convert
 
