@@ -114,11 +114,11 @@ class TableEvents:
         self.names = tuple(c.name for c in columns)
         # The events' field names (field.name.adjustment.mode); `names` stay the columns' for SQL and lookups.
         self.fields = tuple(adjust_name(n, settings.field_name_mode, field=True) for n in self.names)
-        # A NOT NULL numeric column holding NaN or an infinity, which a Connect decimal cannot carry: Debezium
-        # converts it to null, which the required field refuses, and stops (DataException, measured on 3.6).
-        converters = [dataclasses.replace(conv, fn=_required(conv.fn))
-                      if c.not_null and c.base_type_name == "numeric" and conv.schema["type"] in ("bytes", "struct")
-                      else conv for c, conv in zip(columns, converters)]
+        # A NOT NULL numeric column holding NaN or an infinity, which a Connect decimal cannot carry, or a NOT NULL
+        # numeric[] with such an element (the whole array is null then): Debezium converts it to null, which the
+        # required field refuses, and stops (DataException, measured on 3.6 for both).
+        converters = [dataclasses.replace(conv, fn=_required(conv.fn, c.base_type_name == "_numeric"))
+                      if c.not_null and _decimal(c, conv) else conv for c, conv in zip(columns, converters)]
         self.converters = tuple(converters)
         self.fns = tuple(c.fn for c in converters)
         self.placeholders = tuple(self._placeholder(c, settings.placeholder) for c in converters)
@@ -295,12 +295,23 @@ class TableEvents:
 # key and one expression per column, instead of a comprehension zipping five sequences per row (about half
 # the cost per row; a 40-column row went from ~11 to ~5 us on our machines). Column names enter the source only
 # as repr() literals; converters, placeholders and nulls are passed in, never formatted into it.
-def _required(fn: Any) -> Any:
+def _decimal(c: ColumnSpec, conv: Converter) -> bool:
+    """A numeric column, or numeric array, whose values are Connect decimals (decimal.handling.mode=precise)."""
+    schema = conv.schema
+    if c.base_type_name == "_numeric" and schema.get("type") == "array":
+        schema = schema["items"]
+    return c.base_type_name in ("numeric", "_numeric") and schema.get("type") in ("bytes", "struct")
+
+
+def _required(fn: Any, array: bool) -> Any:
+    said = ("a NOT NULL numeric array with an element a Connect decimal cannot carry (Debezium stops too)" if array
+            else "a NOT NULL column whose value a Connect decimal cannot carry (Debezium stops too; "
+                 "decimal.handling.mode=double or string carries it)")
+
     def convert(text: str) -> Any:
         value = fn(text)
         if value is None:
-            raise ValueError("a NOT NULL column whose value a Connect decimal cannot carry (Debezium stops too; "
-                             "decimal.handling.mode=double or string carries it)")
+            raise ValueError(said)
         return value
     return convert
 

@@ -247,6 +247,36 @@ def test_a_not_null_numeric_nan_stops_both(pg: PostgresCluster, dbname: str, tmp
     assert f"public.nn.n (numeric) value '{special}' at LSN" in ours and "\n" not in ours
 
 
+def test_a_not_null_numeric_array_with_a_nan_element_stops_both(pg: PostgresCluster, dbname: str,
+                                                                 tmp_path: Path) -> None:
+    """A NaN element in a NOT NULL numeric[] column: Debezium makes the whole array null (as in a nullable
+    column), which the required field refuses, and stops; pgcdc stops too, with one line naming the column."""
+    from tests.conformance.oracle import start_oracle
+    from tests.conformance.test_debezium_streaming import slot_active
+    from tests.conformance.test_transforms_specials_vs_debezium import _pgcdc_failure
+    from tests.harness import wait_for
+
+    pg.execute("CREATE TABLE na (id int PRIMARY KEY, a numeric[] NOT NULL, b numeric(5,2)[])", dbname)
+    props = {"topic.prefix": "dbserver1", "snapshot.mode": "no_data"}
+    out = tmp_path / "debezium.jsonl"
+    oracle = start_oracle({"name": "oracle", "config": {**pg.connection_properties(dbname), **props,
+                                                        "slot.name": f"dbz_{dbname}",
+                                                        "publication.name": f"dbzpub_{dbname}"}}, out)
+    try:
+        wait_for(lambda: slot_active(pg, f"dbz_{dbname}") or oracle.poll() is not None, 120, "Debezium to stream")
+        pg.execute("INSERT INTO na VALUES (1, '{1.5}', '{NaN}'); INSERT INTO na VALUES (2, '{NaN,1.5}', NULL)",
+                   dbname)
+        assert oracle.wait(120) != 0
+    finally:
+        if oracle.poll() is None:
+            oracle.kill()
+    log = (tmp_path / "debezium.jvm.log").read_text()
+    assert 'Invalid value: null used for required field: "a", schema type: ARRAY' in log
+    ours = _pgcdc_failure(pg, dbname, {**props, "name": "pgcdc"}, "INSERT INTO na VALUES (3, '{NaN,1.5}', NULL)")
+    print(f"pgcdc: {ours}")
+    assert "public.na.a (numeric[]) value '{NaN,1.5}' at LSN" in ours and "\n" not in ours
+
+
 # -- raw JSON bytes --------------------------------------------------------------------------------------------
 _VOLATILE = re.compile(rb'"(?:ts_ms|ts_us|ts_ns)":\d+')
 
