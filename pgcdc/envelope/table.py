@@ -114,11 +114,12 @@ class TableEvents:
         self.names = tuple(c.name for c in columns)
         # The events' field names (field.name.adjustment.mode); `names` stay the columns' for SQL and lookups.
         self.fields = tuple(adjust_name(n, settings.field_name_mode, field=True) for n in self.names)
-        # A NOT NULL numeric column holding NaN or an infinity, which a Connect decimal cannot carry, or a NOT NULL
-        # numeric[] with such an element (the whole array is null then): Debezium converts it to null, which the
-        # required field refuses, and stops (DataException, measured on 3.6 for both).
-        converters = [dataclasses.replace(conv, fn=_required(conv.fn, c.base_type_name == "_numeric"))
-                      if c.not_null and _decimal(c, conv) else conv for c, conv in zip(columns, converters)]
+        # A NOT NULL column whose value Debezium converts to null, which the required field refuses: it stops
+        # (DataException, measured on 3.6): NaN or an infinity in a numeric column (a Connect decimal cannot carry
+        # it), a numeric[] with such an element, an unknown type's array with a null element (include.unknown.
+        # datatypes: the whole array is null then).
+        converters = [dataclasses.replace(conv, fn=_required(conv.fn, said))
+                      if c.not_null and (said := _nulled(c, conv)) else conv for c, conv in zip(columns, converters)]
         self.converters = tuple(converters)
         self.fns = tuple(c.fn for c in converters)
         self.placeholders = tuple(self._placeholder(c, settings.placeholder) for c in converters)
@@ -295,19 +296,24 @@ class TableEvents:
 # key and one expression per column, instead of a comprehension zipping five sequences per row (about half
 # the cost per row; a 40-column row went from ~11 to ~5 us on our machines). Column names enter the source only
 # as repr() literals; converters, placeholders and nulls are passed in, never formatted into it.
-def _decimal(c: ColumnSpec, conv: Converter) -> bool:
-    """A numeric column, or numeric array, whose values are Connect decimals (decimal.handling.mode=precise)."""
+def _nulled(c: ColumnSpec, conv: Converter) -> str | None:
+    """Why Debezium may write null for a non-null value of the column (None: it does not)."""
     schema = conv.schema
-    if c.base_type_name == "_numeric" and schema.get("type") == "array":
-        schema = schema["items"]
-    return c.base_type_name in ("numeric", "_numeric") and schema.get("type") in ("bytes", "struct")
+    decimal = ("bytes", "struct")  # decimal.handling.mode=precise
+    if schema.get("type") == "array":
+        items = schema["items"]
+        if items.get("optional") is False:
+            return "a NOT NULL array with a null element of a type Debezium requires (Debezium stops too)"
+        if c.base_type_name == "_numeric" and items.get("type") in decimal:
+            return "a NOT NULL numeric array with an element a Connect decimal cannot carry (Debezium stops too)"
+        return None
+    if c.base_type_name == "numeric" and schema.get("type") in decimal:
+        return ("a NOT NULL column whose value a Connect decimal cannot carry (Debezium stops too; "
+                "decimal.handling.mode=double or string carries it)")
+    return None
 
 
-def _required(fn: Any, array: bool) -> Any:
-    said = ("a NOT NULL numeric array with an element a Connect decimal cannot carry (Debezium stops too)" if array
-            else "a NOT NULL column whose value a Connect decimal cannot carry (Debezium stops too; "
-                 "decimal.handling.mode=double or string carries it)")
-
+def _required(fn: Any, said: str) -> Any:
     def convert(text: str) -> Any:
         value = fn(text)
         if value is None:

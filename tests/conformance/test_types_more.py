@@ -247,34 +247,42 @@ def test_a_not_null_numeric_nan_stops_both(pg: PostgresCluster, dbname: str, tmp
     assert f"public.nn.n (numeric) value '{special}' at LSN" in ours and "\n" not in ours
 
 
-def test_a_not_null_numeric_array_with_a_nan_element_stops_both(pg: PostgresCluster, dbname: str,
-                                                                 tmp_path: Path) -> None:
-    """A NaN element in a NOT NULL numeric[] column: Debezium makes the whole array null (as in a nullable
-    column), which the required field refuses, and stops; pgcdc stops too, with one line naming the column."""
+@pytest.mark.parametrize("case", ["numeric", "unknown"])
+def test_a_not_null_array_debezium_nulls_stops_both(pg: PostgresCluster, dbname: str, tmp_path: Path,
+                                                    case: str) -> None:
+    """A NaN element in a NOT NULL numeric[] column, or a null element in a NOT NULL array of a type Debezium
+    does not map (include.unknown.datatypes): Debezium makes the whole array null (as in a nullable column),
+    which the required field refuses, and stops; pgcdc stops too, with one line naming the column."""
     from tests.conformance.oracle import start_oracle
     from tests.conformance.test_debezium_streaming import slot_active
     from tests.conformance.test_transforms_specials_vs_debezium import _pgcdc_failure
     from tests.harness import wait_for
 
-    pg.execute("CREATE TABLE na (id int PRIMARY KEY, a numeric[] NOT NULL, b numeric(5,2)[])", dbname)
-    props = {"topic.prefix": "dbserver1", "snapshot.mode": "no_data"}
+    if case == "numeric":
+        setup, props = "CREATE TABLE na (id int PRIMARY KEY, a numeric[] NOT NULL, b numeric(5,2)[])", {}
+        good, bad, type_name = "'{1.5}', '{NaN}'", "'{NaN,1.5}', NULL", "numeric[]"
+    else:
+        setup = "CREATE DOMAIN d_int AS int; CREATE TABLE na (id int PRIMARY KEY, a d_int[] NOT NULL, b d_int[])"
+        props = {"include.unknown.datatypes": "true"}
+        good, bad, type_name = "'{1,2}', '{NULL}'", "'{1,NULL}', NULL", "d_int[]"
+    pg.execute(setup, dbname)
+    props = {"topic.prefix": "dbserver1", "snapshot.mode": "no_data", **props}
     out = tmp_path / "debezium.jsonl"
     oracle = start_oracle({"name": "oracle", "config": {**pg.connection_properties(dbname), **props,
                                                         "slot.name": f"dbz_{dbname}",
                                                         "publication.name": f"dbzpub_{dbname}"}}, out)
     try:
         wait_for(lambda: slot_active(pg, f"dbz_{dbname}") or oracle.poll() is not None, 120, "Debezium to stream")
-        pg.execute("INSERT INTO na VALUES (1, '{1.5}', '{NaN}'); INSERT INTO na VALUES (2, '{NaN,1.5}', NULL)",
-                   dbname)
+        pg.execute(f"INSERT INTO na VALUES (1, {good}); INSERT INTO na VALUES (2, {bad})", dbname)
         assert oracle.wait(120) != 0
     finally:
         if oracle.poll() is None:
             oracle.kill()
     log = (tmp_path / "debezium.jvm.log").read_text()
     assert 'Invalid value: null used for required field: "a", schema type: ARRAY' in log
-    ours = _pgcdc_failure(pg, dbname, {**props, "name": "pgcdc"}, "INSERT INTO na VALUES (3, '{NaN,1.5}', NULL)")
+    ours = _pgcdc_failure(pg, dbname, {**props, "name": "pgcdc"}, f"INSERT INTO na VALUES (3, {bad})")
     print(f"pgcdc: {ours}")
-    assert "public.na.a (numeric[]) value '{NaN,1.5}' at LSN" in ours and "\n" not in ours
+    assert f"public.na.a ({type_name}) value '{bad.split(', ')[0][1:-1]}' at LSN" in ours and "\n" not in ours
 
 
 # -- raw JSON bytes --------------------------------------------------------------------------------------------

@@ -171,6 +171,24 @@ def test_a_not_null_numeric_array_with_a_nan_element_stops(type_name: str, typmo
         assert f"public.t.a ({type_name}) value '{special}' at LSN 16/B374D848" in message and "\n" not in message
 
 
+def test_a_not_null_unknown_type_array_with_a_null_element_stops() -> None:
+    # Measured on Debezium 3.6 (include.unknown.datatypes): such an array is null, which a NOT NULL column's
+    # required field refuses, and it stops; a nullable column is written null.
+    from pgcdc.envelope.table import ColumnSpec, EnvelopeSettings, TableEvents
+    from pgcdc.errors import ConversionError
+    from pgcdc.pgtypes import Modes
+
+    columns = [ColumnSpec("id", "integer", "int4", -1, True), ColumnSpec("a", "box[]", "_box", -1, True),
+               ColumnSpec("o", "box[]", "_box", -1, False)]
+    events = TableEvents("public", "t", columns, ("id",), EnvelopeSettings("p", Modes(include_unknown=True)))
+    assert events.converters[1].schema["type"] == "array"
+    assert events.row(["1", "{(1,1),(0,0)}", "{NULL}"], 0)["o"] is None
+    assert len(events.row(["1", "{(1,1),(0,0)}", "{}"], 0)["a"]) == 1
+    with pytest.raises(ConversionError) as err:
+        events.row(["1", "{NULL}", "{}"], 0x16_B374D848)
+    assert "public.t.a (box[]) value '{NULL}' at LSN 16/B374D848" in str(err.value)
+
+
 def test_an_unknown_type_is_left_out_unless_include_unknown_datatypes() -> None:
     from pgcdc.envelope.table import ColumnSpec, EnvelopeSettings, TableEvents
     from pgcdc.pgtypes import Modes
