@@ -218,32 +218,41 @@ def test_unknown_type_arrays_with_null_elements(pg: PostgresCluster, dbname: str
     check(ours, theirs, "unknown type arrays with null elements", snapshot=snapshot)
 
 
-@pytest.mark.parametrize("special", ["NaN", "-Infinity"])
-def test_a_not_null_numeric_nan_stops_both(pg: PostgresCluster, dbname: str, tmp_path: Path, special: str) -> None:
-    """NaN or an infinity in a NOT NULL numeric column: Debezium converts it to null, which the required field
-    refuses, and stops; pgcdc stops too, with one line naming the table, column and value."""
+def both_stop(pg: PostgresCluster, dbname: str, tmp_path: Path, props: dict[str, str], statements: str,
+              last: str) -> tuple[str, str]:
+    """(Debezium's JVM log, pgcdc's one failure line): Debezium streaming `statements` until it stops, then pgcdc
+    streaming `last`, each from its own slot (the tables exist)."""
     from tests.conformance.oracle import start_oracle
     from tests.conformance.test_debezium_streaming import slot_active
     from tests.conformance.test_transforms_specials_vs_debezium import _pgcdc_failure
     from tests.harness import wait_for
 
-    pg.execute("CREATE TABLE nn (id int PRIMARY KEY, n numeric NOT NULL, m numeric(5,2) NOT NULL)", dbname)
-    props = {"topic.prefix": "dbserver1", "snapshot.mode": "no_data"}
-    out = tmp_path / "debezium.jsonl"
+    props = {"topic.prefix": "dbserver1", "snapshot.mode": "no_data", **props}
     oracle = start_oracle({"name": "oracle", "config": {**pg.connection_properties(dbname), **props,
                                                         "slot.name": f"dbz_{dbname}",
-                                                        "publication.name": f"dbzpub_{dbname}"}}, out)
+                                                        "publication.name": f"dbzpub_{dbname}"}},
+                          tmp_path / "debezium.jsonl")
     try:
         wait_for(lambda: slot_active(pg, f"dbz_{dbname}") or oracle.poll() is not None, 120, "Debezium to stream")
-        pg.execute(f"INSERT INTO nn VALUES (1, 1.5, 1.5); INSERT INTO nn VALUES (2, '{special}', 1)", dbname)
+        pg.execute(statements, dbname)
         assert oracle.wait(120) != 0
     finally:
         if oracle.poll() is None:
             oracle.kill()
-    log = (tmp_path / "debezium.jvm.log").read_text()
-    assert 'Invalid value: null used for required field: "n"' in log
-    ours = _pgcdc_failure(pg, dbname, {**props, "name": "pgcdc"}, f"INSERT INTO nn VALUES (3, '{special}', 1)")
+    ours = _pgcdc_failure(pg, dbname, {**props, "name": "pgcdc"}, last)
     print(f"pgcdc: {ours}")
+    return (tmp_path / "debezium.jvm.log").read_text(), ours
+
+
+@pytest.mark.parametrize("special", ["NaN", "-Infinity"])
+def test_a_not_null_numeric_nan_stops_both(pg: PostgresCluster, dbname: str, tmp_path: Path, special: str) -> None:
+    """NaN or an infinity in a NOT NULL numeric column: Debezium converts it to null, which the required field
+    refuses, and stops; pgcdc stops too, with one line naming the table, column and value."""
+    pg.execute("CREATE TABLE nn (id int PRIMARY KEY, n numeric NOT NULL, m numeric(5,2) NOT NULL)", dbname)
+    log, ours = both_stop(pg, dbname, tmp_path, {},
+                          f"INSERT INTO nn VALUES (1, 1.5, 1.5); INSERT INTO nn VALUES (2, '{special}', 1)",
+                          f"INSERT INTO nn VALUES (3, '{special}', 1)")
+    assert 'Invalid value: null used for required field: "n"' in log
     assert f"public.nn.n (numeric) value '{special}' at LSN" in ours and "\n" not in ours
 
 
@@ -253,11 +262,6 @@ def test_a_not_null_array_debezium_nulls_stops_both(pg: PostgresCluster, dbname:
     """A NaN element in a NOT NULL numeric[] column, or a null element in a NOT NULL array of a type Debezium
     does not map (include.unknown.datatypes): Debezium makes the whole array null (as in a nullable column),
     which the required field refuses, and stops; pgcdc stops too, with one line naming the column."""
-    from tests.conformance.oracle import start_oracle
-    from tests.conformance.test_debezium_streaming import slot_active
-    from tests.conformance.test_transforms_specials_vs_debezium import _pgcdc_failure
-    from tests.harness import wait_for
-
     if case == "numeric":
         setup, props = "CREATE TABLE na (id int PRIMARY KEY, a numeric[] NOT NULL, b numeric(5,2)[])", {}
         good, bad, type_name = "'{1.5}', '{NaN}'", "'{NaN,1.5}', NULL", "numeric[]"
@@ -266,22 +270,10 @@ def test_a_not_null_array_debezium_nulls_stops_both(pg: PostgresCluster, dbname:
         props = {"include.unknown.datatypes": "true"}
         good, bad, type_name = "'{1,2}', '{NULL}'", "'{1,NULL}', NULL", "d_int[]"
     pg.execute(setup, dbname)
-    props = {"topic.prefix": "dbserver1", "snapshot.mode": "no_data", **props}
-    out = tmp_path / "debezium.jsonl"
-    oracle = start_oracle({"name": "oracle", "config": {**pg.connection_properties(dbname), **props,
-                                                        "slot.name": f"dbz_{dbname}",
-                                                        "publication.name": f"dbzpub_{dbname}"}}, out)
-    try:
-        wait_for(lambda: slot_active(pg, f"dbz_{dbname}") or oracle.poll() is not None, 120, "Debezium to stream")
-        pg.execute(f"INSERT INTO na VALUES (1, {good}); INSERT INTO na VALUES (2, {bad})", dbname)
-        assert oracle.wait(120) != 0
-    finally:
-        if oracle.poll() is None:
-            oracle.kill()
-    log = (tmp_path / "debezium.jvm.log").read_text()
+    log, ours = both_stop(pg, dbname, tmp_path, props,
+                          f"INSERT INTO na VALUES (1, {good}); INSERT INTO na VALUES (2, {bad})",
+                          f"INSERT INTO na VALUES (3, {bad})")
     assert 'Invalid value: null used for required field: "a", schema type: ARRAY' in log
-    ours = _pgcdc_failure(pg, dbname, {**props, "name": "pgcdc"}, f"INSERT INTO na VALUES (3, {bad})")
-    print(f"pgcdc: {ours}")
     assert f"public.na.a ({type_name}) value '{bad.split(', ')[0][1:-1]}' at LSN" in ours and "\n" not in ours
 
 
