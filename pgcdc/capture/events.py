@@ -60,8 +60,9 @@ def event_emitter(capture: ChangeCapture, senders: EventSenders) -> Emit:
         emit(t, op, before, after, key, lsn, extra)
 
     def native(t: TableEvents, send: Any) -> None:
-        """From the table's next change on, its rows carry Python floats (envelope/native.py): every event of the
-        table goes to `send` now, but for those with extra headers, whose rows json_rows gives back."""
+        """From the table's next change on, its rows carry the values Avro writes (floats, bytes: envelope/native.py):
+        every event of the table goes to `send` now, but for those with extra headers, whose rows json_rows gives
+        back."""
         n = native_events(t) if not isinstance(t, NativeEvents) else None
         oid = next((o for o, x in capture.relations.items() if x is t), None)
         if n is not None and oid is not None:
