@@ -25,6 +25,12 @@ from pgcdc.spark.session import kafka_package
 from tests.harness import Running, make_config, wait_for
 from tests.integration.test_avro_kafka import read_raw
 
+# In a `stream`: wait until pgcdc has written every change made so far. Put before a DDL statement, it keeps
+# the catalog as the change's Relation describes it while pgcdc reads optionality and defaults there, as
+# Debezium does: a Relation read after the next DDL (PostgreSQL may send a table's Relation again) would give
+# that table one schema more, a race the schema counts below must not depend on.
+CAUGHT_UP = "-- wait until pgcdc has caught up"
+
 SETUP = [
     "CREATE EXTENSION postgis",
     "CREATE EXTENSION hstore",
@@ -91,8 +97,10 @@ STREAM = [
     "ALTER TABLE evolve ADD COLUMN note text",
     "INSERT INTO evolve VALUES (11, 11, 'o11', 'noted')",
     "UPDATE evolve SET note = 'n' || id WHERE id <= 3",
+    CAUGHT_UP,
     "ALTER TABLE evolve DROP COLUMN old",
     "UPDATE evolve SET qty = qty + 1 WHERE id = 4",
+    CAUGHT_UP,
     "ALTER TABLE evolve ALTER COLUMN qty TYPE bigint",
     "UPDATE evolve SET qty = 5000000000 WHERE id = 5",
     "DELETE FROM evolve WHERE id = 6",
@@ -182,7 +190,8 @@ def spark() -> Iterator[SparkSession]:
 def run_capture(pg: PostgresCluster, broker: KafkaBroker, setup: list[str], snapshot: list[str],
                 stream: list[str], tables: tuple[str, ...], **props: str) -> Capture:
     """A fresh database: `setup` and `snapshot` run before pgcdc starts (initial snapshot), `stream` while it
-    runs; returns when the last statement's event (an insert into `sentinel`) is in Kafka."""
+    runs; returns when the last statement's event (an insert into `sentinel`) is in Kafka. Each `CAUGHT_UP`
+    in `stream` inserts a negative id into `sentinel` and waits for its event."""
     dbname = f"s_{uuid.uuid4().hex[:10]}"
     pg.create_database(dbname)
     for stmt in setup + snapshot:
@@ -192,10 +201,18 @@ def run_capture(pg: PostgresCluster, broker: KafkaBroker, setup: list[str], snap
         "topic.prefix": prefix, "snapshot.mode": "initial", "skipped.operations": "none",
         # not PostGIS's spatial_ref_sys (thousands of rows)
         "table.include.list": ",".join(rf"public\.{t}" for t in (*tables, "sentinel")), **props})
+    sentinel = f"{prefix}.public.sentinel"
     with Running(config):
+        waits = 0
         for stmt in stream:
-            pg.execute(stmt, dbname)
-        wait_for(lambda: bool(read_raw(broker.bootstrap_servers, f"{prefix}.public.sentinel", timeout=10)),
+            if stmt != CAUGHT_UP:
+                pg.execute(stmt, dbname)
+                continue
+            waits += 1
+            pg.execute(f"INSERT INTO sentinel VALUES (-{waits})", dbname)
+            wait_for(lambda n=waits: len(read_raw(broker.bootstrap_servers, sentinel, timeout=10)) >= n, 120,
+                     f"pgcdc to catch up (sentinel -{waits} in Kafka)")
+        wait_for(lambda: len(read_raw(broker.bootstrap_servers, sentinel, timeout=10)) > waits,
                  120, "the workload's last event in Kafka")
     return Capture(pg, dbname, broker.bootstrap_servers, {t: f"{prefix}.public.{t}" for t in tables})
 

@@ -21,7 +21,7 @@ from pgcdc.local.registry import ApicurioRegistry
 from pgcdc.spark import apply_changes, decode_changes, read_quarantine, read_table, table_path
 from pgcdc.spark.protobuf import ProtobufFormat
 from pgcdc.spark.verify import verify
-from tests.spark.conftest import Capture, run_capture
+from tests.spark.conftest import CAUGHT_UP, Capture, run_capture
 from tests.spark.test_avro import Counting, schema_ids
 from tests.spark.test_end_to_end import read_all
 
@@ -52,8 +52,10 @@ STREAM = [
     "ALTER TABLE evolve ADD COLUMN note text NOT NULL DEFAULT 'x'",
     "UPDATE evolve SET note = 'n' || id",
     "INSERT INTO evolve VALUES (11, 11, 'o11', 'noted')",
+    CAUGHT_UP,
     "ALTER TABLE evolve DROP COLUMN old",
     "UPDATE evolve SET qty = qty + 1 WHERE id = 4",
+    CAUGHT_UP,
     "ALTER TABLE evolve ALTER COLUMN qty TYPE bigint",
     "UPDATE evolve SET qty = 5000000000 WHERE id = 5",
     "DELETE FROM evolve WHERE id = 6",
