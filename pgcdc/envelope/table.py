@@ -304,8 +304,8 @@ def _nulled(c: ColumnSpec, conv: Converter) -> str | None:
         items = schema["items"]
         if items.get("optional") is False:
             return "a NOT NULL array with a null element of a type Debezium requires (Debezium stops too)"
-        if c.base_type_name == "_numeric" and items.get("type") in decimal:
-            return "a NOT NULL numeric array with an element a Connect decimal cannot carry (Debezium stops too)"
+        if c.base_type_name == "_numeric":  # in every decimal.handling.mode: measured on 3.6
+            return "a NOT NULL numeric array with a NaN or infinite element, which Debezium writes null (it stops too)"
         return None
     if c.base_type_name == "numeric" and schema.get("type") in decimal:
         return ("a NOT NULL column whose value a Connect decimal cannot carry (Debezium stops too; "

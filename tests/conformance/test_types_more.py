@@ -256,14 +256,16 @@ def test_a_not_null_numeric_nan_stops_both(pg: PostgresCluster, dbname: str, tmp
     assert f"public.nn.n (numeric) value '{special}' at LSN" in ours and "\n" not in ours
 
 
-@pytest.mark.parametrize("case", ["numeric", "unknown"])
+@pytest.mark.parametrize("case", ["numeric", "numeric-double", "numeric-string", "unknown"])
 def test_a_not_null_array_debezium_nulls_stops_both(pg: PostgresCluster, dbname: str, tmp_path: Path,
                                                     case: str) -> None:
-    """A NaN element in a NOT NULL numeric[] column, or a null element in a NOT NULL array of a type Debezium
-    does not map (include.unknown.datatypes): Debezium makes the whole array null (as in a nullable column),
-    which the required field refuses, and stops; pgcdc stops too, with one line naming the column."""
-    if case == "numeric":
-        setup, props = "CREATE TABLE na (id int PRIMARY KEY, a numeric[] NOT NULL, b numeric(5,2)[])", {}
+    """A NaN element in a NOT NULL numeric[] column (in every decimal.handling.mode), or a null element in a NOT
+    NULL array of a type Debezium does not map (include.unknown.datatypes): Debezium makes the whole array null
+    (as in a nullable column), which the required field refuses, and stops; pgcdc stops too, with one line
+    naming the column."""
+    if case.startswith("numeric"):
+        setup = "CREATE TABLE na (id int PRIMARY KEY, a numeric[] NOT NULL, b numeric(5,2)[])"
+        props = {"decimal.handling.mode": case.split("-")[1]} if "-" in case else {}
         good, bad, type_name = "'{1.5}', '{NaN}'", "'{NaN,1.5}', NULL", "numeric[]"
     else:
         setup = "CREATE DOMAIN d_int AS int; CREATE TABLE na (id int PRIMARY KEY, a d_int[] NOT NULL, b d_int[])"

@@ -151,17 +151,19 @@ def test_a_not_null_numeric_nan_stops_with_the_table_column_and_value(type_name:
         assert events.row(["1", "NaN", "NaN"], 0)["n"] is not None
 
 
+@pytest.mark.parametrize("mode", ["precise", "double", "string"])
 @pytest.mark.parametrize(("type_name", "typmod"), [("numeric[]", -1), ("numeric(5,2)[]", 327686)])
-def test_a_not_null_numeric_array_with_a_nan_element_stops(type_name: str, typmod: int) -> None:
-    # Measured on Debezium 3.6: the array becomes null, which a NOT NULL column's required field refuses, and it
-    # stops ("Invalid value: null used for required field"); a nullable column is written null.
+def test_a_not_null_numeric_array_with_a_nan_element_stops(type_name: str, typmod: int, mode: str) -> None:
+    # Measured on Debezium 3.6, in every decimal.handling.mode: the array becomes null, which a NOT NULL column's
+    # required field refuses, and it stops ("Invalid value: null used for required field"); a nullable column is
+    # written null.
     from pgcdc.envelope.table import ColumnSpec, EnvelopeSettings, TableEvents
     from pgcdc.errors import ConversionError
     from pgcdc.pgtypes import Modes
 
     columns = [ColumnSpec("id", "integer", "int4", -1, True), ColumnSpec("a", type_name, "_numeric", typmod, True),
                ColumnSpec("o", type_name, "_numeric", typmod, False)]
-    events = TableEvents("public", "t", columns, ("id",), EnvelopeSettings("p", Modes()))
+    events = TableEvents("public", "t", columns, ("id",), EnvelopeSettings("p", Modes(decimal=mode)))
     assert events.row(["1", "{1.50,NULL}", "{NaN,1}"], 0)["o"] is None
     assert events.row(["1", "{}", "{}"], 0)["a"] == []
     for special in ("{NaN,1.5}", "{Infinity}", "{{1,-Infinity}}"):
