@@ -291,11 +291,6 @@ class TableEvents:
         return TableTemplate(self.value_wrap, source, with_transaction)
 
 
-
-# `row` and `key_payload` are compiled per table when the Relation arrives: one dict display with a constant
-# key and one expression per column, instead of a comprehension zipping five sequences per row (about half
-# the cost per row; a 40-column row went from ~11 to ~5 us on our machines). Column names enter the source only
-# as repr() literals; converters, placeholders and nulls are passed in, never formatted into it.
 def _nulled(c: ColumnSpec, conv: Converter) -> str | None:
     """Why Debezium may write null for a non-null value of the column (None: it does not)."""
     schema = conv.schema
@@ -322,6 +317,10 @@ def _required(fn: Any, said: str) -> Any:
     return convert
 
 
+# `row` and `key_payload` are compiled per table when the Relation arrives: one dict display with a constant
+# key and one expression per column, instead of a comprehension zipping five sequences per row (about half
+# the cost per row; a 40-column row went from ~11 to ~5 us on our machines). Column names enter the source only
+# as repr() literals; converters, placeholders and nulls are passed in, never formatted into it.
 def _row_function(names: Sequence[str], fns: Sequence[Any], placeholders: Sequence[Any]) -> Any:
     """`f(values, nulls) -> {name: value}`: a value that is None becomes `nulls[i]`, UNCHANGED_TOAST the
     placeholder, any other goes through the column's converter (none: kept as is), as `row` always did."""
