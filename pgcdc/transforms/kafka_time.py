@@ -9,14 +9,13 @@ The pattern is compiled once into a list of per-field formatters; each distinct 
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from pgcdc.errors import ConfigError
 from pgcdc.transforms import Record, Transform
-from pgcdc.transforms.java_calendar import Fields, fields
+from pgcdc.transforms.java_calendar import Fields, fields, day_of_week_in_month, week_of_month, week_of_year, week_year
 
 Part = Callable[[Fields], str]
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
@@ -26,22 +25,28 @@ _DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Su
 _TOKEN = re.compile(r"'([^']*)'|([A-Za-z])\2*|[^'A-Za-z]+")
 
 
-def _iso_week(t: Fields) -> int:
-    # ISO 8601 weeks of the proleptic Gregorian calendar (years 1-9999), not yet Java's locale's weeks.
-    return dt.date.fromordinal(t.days + 719163).isocalendar()[1]
-
-
 def _number(get: Callable[[Fields], int], width: int) -> Part:
     return lambda t: str(get(t)).zfill(width)
 
 
+def _week_year(n: int) -> Part:
+    """`Y`: the week year, proleptic (1 BC is 0, 44 BC -43); DecimalFormat puts the sign before the zero padding,
+    and two letters keep the last two digits."""
+    def part(t: Fields) -> str:
+        y = week_year(t)
+        return ("-" if y < 0 else "") + str(abs(y) % 100 if n == 2 else abs(y)).zfill(n)
+    return part
+
+
 def _letter(ch: str, n: int) -> Part:
     """One SimpleDateFormat field: the letter and how many times it repeats."""
-    if ch in "yY":  # the year of its era: 1 BC is 1
+    if ch == "y":  # the year of its era: 1 BC is 1
         return (lambda t: str(t.year % 100).zfill(2)) if n == 2 else _number(lambda t: t.year, n)
+    if ch == "Y":
+        return _week_year(n)
     if ch == "G":
         return lambda t: _ERAS[t.era]
-    if ch == "M":
+    if ch in "ML":  # L, the stand-alone month, has the same names in English
         if n >= 4:
             return lambda t: _MONTHS[t.month - 1]
         if n == 3:
@@ -60,7 +65,8 @@ def _letter(ch: str, n: int) -> Part:
     numbers: dict[str, Callable[[Fields], int]] = {
         "d": lambda t: t.day, "H": lambda t: t.hour, "k": lambda t: t.hour or 24, "K": lambda t: t.hour % 12,
         "h": lambda t: t.hour % 12 or 12, "m": lambda t: t.minute, "s": lambda t: t.second,
-        "D": lambda t: t.day_of_year, "u": lambda t: t.weekday + 1, "w": _iso_week,
+        "D": lambda t: t.day_of_year, "u": lambda t: t.weekday + 1, "w": week_of_year, "W": week_of_month,
+        "F": day_of_week_in_month,
     }
     if ch not in numbers:
         raise ValueError(f"Illegal pattern character '{ch}'")
