@@ -15,7 +15,7 @@ import fastavro
 from confluent_kafka.serialization import SerializationContext
 
 from pgcdc.converters.avro_events import AvroEvents
-from pgcdc.converters.avro_schema import avro_schema_text, datum_function, writer_schema
+from pgcdc.converters.avro_schema import avro_schema_text, datum_function, names_schema_text, writer_schema
 from pgcdc.converters.avro_writer import avro_writer
 from pgcdc.converters.settings import ConverterSpec
 from pgcdc.converters.subjects import HEADER, RegistryConverter
@@ -30,6 +30,8 @@ class AvroConverter(RegistryConverter):
         # Wire header (magic byte, schema id) -> the parsed schema written with it: a reader of this process's
         # records (the embedded Event view of CloudEvents) reads them with it, without asking the registry.
         self.written: dict[bytes, Any] = {}
+        self.meta = spec.get("connect.meta.data", True)
+        self.scrub = spec.get("scrub.invalid.names", False)
 
     def prepare(self, schema: dict[str, Any] | None) -> PreparedAvro:
         return PreparedAvro(self, schema)
@@ -38,7 +40,7 @@ class AvroConverter(RegistryConverter):
 class PreparedAvro:
     """One Connect schema: its Avro text and datum function, and per subject the id and the fastavro writer."""
 
-    __slots__ = ("connect_schema", "conv", "datum", "headers", "record_name", "subjects", "text")
+    __slots__ = ("connect_schema", "conv", "datum", "headers", "names_text", "record_name", "subjects", "text")
 
     def __init__(self, conv: AvroConverter, schema: dict[str, Any] | None) -> None:
         if schema is None:
@@ -46,7 +48,9 @@ class PreparedAvro:
                             "schema")
         self.conv = conv
         self.connect_schema = schema
-        self.text = avro_schema_text(schema)
+        self.text = avro_schema_text(schema, conv.meta, conv.scrub)
+        # Scrubbed names: the writer compiles the schema with Connect's names, which the datum's dicts have.
+        self.names_text = names_schema_text(schema) if conv.scrub else None
         self.datum = datum_function(schema, tuples=False)  # None: JsonConverter's form is already the datum
         self.record_name = schema.get("name")
         self.subjects: dict[str, Callable[[Any], bytes]] = {}  # topic -> its writer (wire header, Avro binary)
@@ -59,6 +63,7 @@ class PreparedAvro:
             raise SinkError(f"{conv.side}.converter: topic {topic}: the subject name strategy needs a named schema")
         schema_id, text = conv.schema_id(subject, self.text)
         header = self.headers[topic] = HEADER.pack(0, schema_id)
+        text = self.names_text or text
         conv.written[header] = fastavro.parse_schema(writer_schema(text))  # for readers of the records
         write = self.subjects[topic] = avro_writer(text, header)
         return write
@@ -68,7 +73,7 @@ class PreparedAvro:
         or the records are written with the registry's latest schema (use.latest.version), known only later."""
         if self.conv.use_latest or not AvroEvents.fits(self.connect_schema):
             return None
-        return AvroEvents(self.connect_schema, self.text)
+        return AvroEvents(self.connect_schema, self.names_text or self.text)
 
     def header(self, topic: str) -> bytes:
         """`topic`'s wire header, the schema registered (or looked up) under its subject on first use."""

@@ -52,10 +52,16 @@ MEANING: dict[str, str] = {
     "schema.registry.ssl.protocol": "no effect: Python's TLS negotiates the newest version both sides speak",
     "schemas.cache.config": "no effect (a schema version is compiled and registered once per process)",
     "max.schemas.per.subject": "no effect",
-    "connect.meta.data": "only `true`, the default",
-    "enhanced.avro.schema.support": "only `false`, the default",
+    "connect.meta.data": "AvroConverter: false leaves every `connect.*` property out of the schema (default true); "
+                         "Apicurio's AvroConverter: only `true`",
+    "enhanced.avro.schema.support": "AvroConverter: true or false, the same schemas for Debezium's records "
+                                    "(measured; it changes only Avro enums and their docs, which Debezium's schemas "
+                                    "do not have); Apicurio's AvroConverter: only `false`",
     "normalize.schemas": "only `false`, the default",
-    "scrub.invalid.names": "only `false`, the default",
+    "scrub.invalid.names": "AvroConverter: a record, namespace or field name Avro refuses is scrubbed as "
+                           "Confluent's converter does (`c-1` -> `c_1`, `1st` -> `x1st`, `é` -> `_C3_A9`) instead "
+                           "of stopping the connector (default false; not with use.latest.version); "
+                           "ProtobufConverter, JsonSchemaConverter: only `false`",
     "avro.remove.java.properties": "only `false`, the default",
     "serializer.type": "CloudEvents: `json` (default) or `avro` (the event through the `avro.*` AvroConverter)",
     "data.serializer.type": "CloudEvents: the `data` attribute in `json` (default) or `avro` (Confluent wire "

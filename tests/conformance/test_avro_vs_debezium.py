@@ -64,11 +64,14 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 
 def run_both_avro(pg: PostgresCluster, dbname: str, tmp_path: Path, setup: str, props: dict[str, str],
-                  workload: list[str], snapshot: bool = False) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+                  workload: list[str], snapshot: bool = False, options: dict[str, str] | None = None
+                  ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """`options`: the AvroConverter's own options, for both sides' converters on both connectors."""
+    options = options or {}
     pg.execute(setup, dbname)
     theirs_path, ours_path = tmp_path / "debezium.jsonl", tmp_path / "pgcdc.jsonl"
     common = {"topic.prefix": "dbserver1", "snapshot.mode": "initial" if snapshot else "no_data", **props}
-    oracle = start_oracle({"name": "oracle", "avro": {"key": {}, "value": {}}, "config": {
+    oracle = start_oracle({"name": "oracle", "avro": {"key": options, "value": options}, "config": {
         **pg.connection_properties(dbname), **common, "slot.name": f"dbz_{dbname}",
         "publication.name": f"dbzpub_{dbname}"}}, theirs_path)
     try:
@@ -76,7 +79,8 @@ def run_both_avro(pg: PostgresCluster, dbname: str, tmp_path: Path, setup: str, 
         assert oracle.poll() is None, (tmp_path / "debezium.jvm.log").read_text()[-3000:]
         config = make_config(pg, dbname, **{
             **common, "name": "pgcdc", "slot.name": f"pgcdc_{dbname}", "publication.name": f"pgcdcpub_{dbname}",
-            "key.converter": AVRO, "value.converter": AVRO, "converter.schema.registry.url": "mock://conformance"})
+            "key.converter": AVRO, "value.converter": AVRO, "converter.schema.registry.url": "mock://conformance",
+            **{f"converter.{k}": v for k, v in options.items()}})
         key_conv, value_conv, _ = make_converters(config, lambda: False)
         sink = ConvertingSink(RawSink(ours_path), key_conv, value_conv)
         with Running(config, sink=sink):
@@ -213,3 +217,65 @@ def test_a_name_avro_refuses_stops_pgcdc_as_it_stops_confluents_converter(pg: Po
     assert message == ("value.converter: topic dbserver1.public.uni: no AvroConverter form of its schema: "
                        "Illegal character in: c🎉"), message
     assert "\n" not in message
+
+
+# The converter's own options that change the schema (`connect.meta.data`, `scrub.invalid.names`) or are taken
+# with the schemas unchanged (`enhanced.avro.schema.support`), each set on both connectors' converters; rows in
+# the table at the snapshot, then the workload streamed.
+SCRUB_SETUP = ('CREATE SCHEMA "1s"; CREATE TABLE "1s"."my-table" ("k-1" int PRIMARY KEY, "c🎉" text, "1st" int,'
+               ' "a-b" int, "é" int, "_ok" int, "x.y" int, "ab%" int, "Ü2" int, "9" int, "t~" text);'
+               ' INSERT INTO "1s"."my-table" VALUES (1, \'🎉\', 1, 2, 3, 4, 5, 6, 7, 8, \'~\')')
+SCRUB_WORKLOAD = ["INSERT INTO \"1s\".\"my-table\" VALUES (2, NULL, -1, 0, NULL, 2147483647, -2147483648, 1, 1, 1, '')",
+                  "UPDATE \"1s\".\"my-table\" SET \"c🎉\" = 'x', \"k-1\" = 3 WHERE \"k-1\" = 2",
+                  "DELETE FROM \"1s\".\"my-table\" WHERE \"k-1\" = 1"]
+AVRO_OPTION_SCENARIOS: dict[str, tuple[str, dict[str, str], list[str], dict[str, str]]] = {
+    "connect_meta_data_false": (";".join([ND_SETUP, *ND_WORKLOAD[:4]]), ND_PROPS, ND_WORKLOAD[4:],
+                                {"connect.meta.data": "false"}),
+    "connect_meta_data_false_modes": (";".join([TYPES_SETUP, *TYPES_WORKLOAD[:4]]),
+                                      SCENARIOS["types_double_micro_hex"][1], TYPES_WORKLOAD[4:],
+                                      {"connect.meta.data": "false"}),
+    "enhanced_avro_schema_support": (";".join([MORE_SETUP, *MORE_WORKLOAD[:1]]), SCENARIOS["types_more_modes"][1],
+                                     MORE_WORKLOAD[1:], {"enhanced.avro.schema.support": "true"}),
+    "scrub_invalid_names": (SCRUB_SETUP, {}, SCRUB_WORKLOAD, {"scrub.invalid.names": "true"}),
+}
+
+
+@pytest.mark.parametrize("scenario", sorted(AVRO_OPTION_SCENARIOS))
+def test_avro_converter_options_match_confluent(pg: PostgresCluster, dbname: str, tmp_path: Path,
+                                               scenario: str) -> None:
+    setup, props, workload, options = AVRO_OPTION_SCENARIOS[scenario]
+    ours, theirs = run_both_avro(pg, dbname, tmp_path, setup, props, workload, snapshot=True, options=options)
+    assert_same_avro(scenario, ours, theirs, snapshot=True)
+
+
+def test_a_scrubbed_name_met_twice_stops_pgcdc_as_it_fails_confluents_converter(pg: PostgresCluster, dbname: str,
+                                                                                tmp_path: Path) -> None:
+    """`a-b` and `a b` both scrub to `a_b`: Confluent's converter fails the record with Avro's duplicate-field
+    error (measured here, from the oracle's line); pgcdc stops with one line carrying the same reason, having
+    written nothing for that table."""
+    from pgcdc.errors import ConversionError
+
+    pg.execute('CREATE TABLE dup (id int PRIMARY KEY, "a-b" int, "a b" int); INSERT INTO dup VALUES (1, 2, 3)', dbname)
+    options = {"scrub.invalid.names": "true"}
+    theirs_path = tmp_path / "debezium.jsonl"
+    common = {"topic.prefix": "dbserver1", "snapshot.mode": "initial"}
+    oracle = start_oracle({"name": "oracle", "avro": {"key": options, "value": options}, "config": {
+        **pg.connection_properties(dbname), **common, "slot.name": f"dbz_{dbname}",
+        "publication.name": f"dbzpub_{dbname}"}}, theirs_path)
+    try:
+        wait_for(lambda: any(r["topic"].endswith(".dup") for r in _lines(theirs_path)), 120, "Debezium's record")
+    finally:
+        stop_oracle(oracle, theirs_path)
+    theirs = next(r for r in _lines(theirs_path) if r["topic"].endswith(".dup"))
+    assert theirs["value"] is None and theirs["value_error"].startswith("org.apache.avro.AvroRuntimeException: ")
+    reason = theirs["value_error"].split(": ", 1)[1]
+    config = make_config(pg, dbname, **{**common, "value.converter": AVRO, "value.converter.schema.registry.url":
+                                        "mock://dup", "value.converter.scrub.invalid.names": "true"})
+    ours_path = tmp_path / "pgcdc.jsonl"
+    running = Running(config, sink=ConvertingSink(RawSink(ours_path), *make_converters(config, lambda: False)))
+    running.thread.start()
+    running.thread.join(60)
+    assert isinstance(running.error, ConversionError)
+    assert str(running.error) == f"value.converter: topic dbserver1.public.dup: no AvroConverter form of its schema: " \
+                                 f"{reason}", (str(running.error), reason)
+    assert not any(r["topic"].endswith(".dup") for r in _lines(ours_path))

@@ -97,6 +97,9 @@ BAD = [
                                 ("optional.for.nullables", "true", "false"), ("skip.known.types", "false", "true"),
                                 ("enhanced.protobuf.schema.support", "true", "false"),
                                 ("scrub.invalid.names", "true", "false"))],
+    ({**REG, "value.converter.scrub.invalid.names": "true", "value.converter.use.latest.version": "true"},
+     "value.converter.scrub.invalid.names: true is not supported yet with use.latest.version=true"),
+    ({**REG, "value.converter.connect.meta.data": "no"}, "value.converter.connect.meta.data: must be true or false"),
     ({**PROTO_REG, "value.converter.schema.registry.ssl.cipher.suites": "x"},
      "value.converter.schema.registry.ssl.cipher.suites: is not supported yet by " + PROTOBUF),
     ({**PROTO_REG, "value.converter.connect.meta.data": "true"}, "unknown option 'connect.meta.data' of " + PROTOBUF),
@@ -283,3 +286,45 @@ def test_use_latest_version_writes_with_the_latest_schema() -> None:
     assert inner.records[0][2] is not None and inner.records[1][2] is not None
     assert inner.records[1][2][:5] == inner.records[0][2][:5]
     assert first.registrations == 1  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("name, scrubbed", [
+    # Measured against Confluent's converter 7.0.16 (tests/conformance/test_avro_vs_debezium.py, scrub scenarios)
+    ("c🎉", "c_F0_9F_8E_89"), ("1st", "x1st"), ("a-b", "a_b"), ("a b", "a_b"), ("é", "_C3_A9"), ("_ok", "_ok"),
+    ("x.y", "x_y"), ("ab%", "ab_25"), ("Ü2", "_C3_9C2"), ("9", "x9"), ("t~", "t_7E"), ("ok", "ok")])
+def test_scrubbed_names(name: str, scrubbed: str) -> None:
+    from pgcdc.converters.avro_schema import scrub_name
+
+    assert scrub_name(name) == scrubbed
+
+
+def test_avro_options_shape_the_schema_and_keep_the_bytes() -> None:
+    """connect.meta.data=false drops every connect.* property; scrub.invalid.names=true writes scrubbed names
+    (namespace part by part) while the records, keyed by Connect's names, encode to the same bytes."""
+    import io
+
+    import fastavro
+
+    from pgcdc.converters.avro_schema import avro_schema_text, names_schema_text, writer_schema
+
+    specs = [ColumnSpec(name, kind, kind, -1, name == "id") for name, kind in (("id", "int4"), ("a-b", "int2"),
+                                                                              ("c🎉", "text"))]
+    t = TableEvents("1s", "my-table", specs, ["id"], EnvelopeSettings("dbserver1", Modes()))
+    schema = orjson.loads(t.value({"before": None, "after": None, "source": SOURCE, "transaction": None, "op": "c",
+                                   "ts_ms": 1, "ts_us": 1, "ts_ns": 1}))["schema"]
+    plain = avro_schema_text(schema, meta=False, scrub=True)
+    assert "connect." not in plain and '"a_b"' in plain
+    scrubbed = orjson.loads(avro_schema_text(schema, scrub=True))
+    value = scrubbed["fields"][0]["type"][1]
+    assert [f["name"] for f in value["fields"]] == ["id", "a_b", "c_F0_9F_8E_89"]
+    assert scrubbed["namespace"] == "dbserver1.x1s.my_table"
+    assert value["connect.name"] == "dbserver1.1s.my-table.Value"  # connect.name keeps Connect's name
+    names = names_schema_text(schema)
+    row = {"id": 1, "a-b": -2, "c🎉": "🎉"}
+    datum = {"before": None, "after": row, "source": SOURCE, "transaction": None, "op": "c", "ts_ms": 1,
+             "ts_us": 1, "ts_ns": 1}
+    out = io.BytesIO()
+    fastavro.schemaless_writer(out, fastavro.parse_schema(writer_schema(names)), datum)
+    back = fastavro.schemaless_reader(io.BytesIO(out.getvalue()), fastavro.parse_schema(
+        writer_schema(orjson.dumps(scrubbed).decode())), None)
+    assert back["after"] == {"id": 1, "a_b": -2, "c_F0_9F_8E_89": "🎉"}
