@@ -9,8 +9,9 @@ them collides with them; a template whose markers do not each appear exactly onc
 path is kept.
 
 Rows are converted a column at a time (one `map` per column over the batch, nulls handled only in columns
-that have them), then each row becomes one dict and one `orjson.dumps`. A value that fails to convert sends
-the batch through `TableEvents.row`, whose error names the column, the value and the table.
+that have them), then each row becomes one dict and one `orjson.dumps`. A value that fails to convert (or a
+NOT NULL column's value Debezium would write null, as it does while streaming) stops the snapshot with an error
+naming the table, column, value and the row's key (`TableEvents.failing_value`, on the cold path).
 """
 
 from __future__ import annotations
@@ -94,17 +95,32 @@ class TableRecords:
                 elif fn is not None:
                     cols[i] = list(map(fn, col))
             afters = [dict(zip(names, vals)) for vals in zip(*cols)] if cols else [{} for _ in rows]
-        except Exception:  # the dict path names the column and value that failed
+        except Exception:  # name the row, column and value that failed; else the dict path's error
+            self._raise_failing(rows)
             afters = [self.events.row(r, self.lsn) for r in rows]
         try:
             return self._serialize(afters)
         except orjson.JSONEncodeError as exc:  # a converted value JSON cannot carry: name it
-            for r in rows:
-                found = self.events.failing_value(r, self.lsn)
-                if found is not None:
-                    raise found from None
+            self._raise_failing(rows)
             raise ConversionError(f"cannot serialize a row of {self.events.schema}.{self.events.table} "
-                                  f"at LSN {format_lsn(self.lsn)}: {exc}") from None
+                                  f"{self._where(None)}: {exc}") from None
+
+    def _raise_failing(self, rows: Sequence[Sequence[Any]]) -> None:
+        for r in rows:
+            found = self.events.failing_value(r, self.lsn, self._where(r))
+            if found is not None:
+                raise found from None
+
+    def _where(self, row: Sequence[Any] | None) -> str:
+        """Where a snapshot row is: it has no LSN of its own, so its key (PostgreSQL's `(id)=(2)`) and the LSN
+        the snapshot is for (streaming starts there: the rows are its state, or newer in a resumed one)."""
+        events = self.events
+        where = f"in the initial snapshot for LSN {format_lsn(self.lsn)}"
+        if row is None or not events.key_index:
+            return where
+        names = ", ".join(events.names[i] for i in events.key_index)
+        values = ", ".join("null" if row[i] is None else str(row[i])[:60] for i in events.key_index)
+        return f"{where}, row ({names})=({values})"
 
     def _serialize(self, afters: list[dict[str, Any]]) -> tuple[list[bytes], list[bytes | None]]:
         dumps = orjson.dumps

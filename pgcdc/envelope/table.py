@@ -247,12 +247,14 @@ class TableEvents:
         return self.failing_value(values, lsn) or ConversionError(
             f"cannot convert a row of {self.schema}.{self.table} at LSN {format_lsn(lsn)}: {exc}")
 
-    def failing_value(self, values: Sequence[Any], lsn: int) -> ConversionError | None:
+    def failing_value(self, values: Sequence[Any], lsn: int, where: str | None = None) -> ConversionError | None:
         """The error naming the first value of a tuple (pgoutput's or COPY's) that does not convert, or whose
         converted value JSON cannot carry (an integer beyond 64 bits); None if every value does. The cold path
-        after a row failed: each value is converted and serialized alone."""
+        after a row failed: each value is converted and serialized alone. `where` replaces "at LSN …" where the
+        row has no LSN of its own (a snapshot's)."""
         if self.keep is not None and len(values) != len(self.names):
             values = [values[i] for i in self.keep]
+        where = where or f"at LSN {format_lsn(lsn)}"
         for name, fn, type_name, v in zip(self.names, self.fns, self.type_names, values):
             if v is None or v is UNCHANGED_TOAST:
                 continue
@@ -261,7 +263,7 @@ class TableEvents:
             except Exception as inner:
                 return ConversionError(
                     f"cannot convert {self.schema}.{self.table}.{name} ({type_name}) value {str(v)[:60]!r} "
-                    f"at LSN {format_lsn(lsn)}: {inner}")
+                    f"{where}: {inner}")
         return None
 
     def update_rows(self, new: Sequence[Any], old: Sequence[Any] | None, old_kind: str | None,
