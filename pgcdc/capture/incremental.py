@@ -33,7 +33,8 @@ import psycopg
 from psycopg import sql
 
 from pgcdc.capture.blocking import run_blocking_snapshot
-from pgcdc.capture.incremental_chunks import ChunkTable, chunk_snapshot, chunk_table, emit_chunk, max_key, select_chunk
+from pgcdc.capture.incremental_chunks import (ChunkTable, chunk_row, chunk_snapshot, chunk_table, emit_chunk, max_key,
+                                              select_chunk)
 from pgcdc.capture.position import IncrementalProgress
 from pgcdc.capture.signals import Collection, java_instant, parse_signal_data, snapshot_request, stopped, table_signal
 from pgcdc.envelope.table import TableEvents
@@ -343,7 +344,7 @@ class IncrementalSnapshot:
                 rows = select_chunk(conn, t, self.read_key, self.max_key, self.chunk_size)
                 if rows:
                     for values in rows:
-                        self.buffer[tuple(values[i] for i in t.pk_idx)] = t.events.row(values, 0)
+                        self.buffer[tuple(values[i] for i in t.pk_idx)] = chunk_row(t.events, values, self.high_lsn)
                     self.read_key = tuple(str(rows[-1][i]) for i in t.chunk_idx)
                     break
                 log.info("incremental snapshot of %s.%s done", *t.plan.name)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import psycopg
@@ -20,6 +20,8 @@ from psycopg import sql
 from pgcdc.capture.snapshot_plan import TablePlan, _bound, describe
 from pgcdc.envelope.source import DEBEZIUM_VERSION
 from pgcdc.envelope.table import TableEvents
+from pgcdc.errors import ConversionError
+from pgcdc.lsn import format_lsn
 from pgcdc.sink import Sink
 
 log = logging.getLogger(__name__)
@@ -133,3 +135,17 @@ def emit_chunk(t: ChunkTable, rows: Iterable[dict[str, Any]], sink: Sink, topic_
         sink.send(ev.topic, ev.key(after), ev.value(payload), headers)
         n += 1
     return n
+
+
+def chunk_row(events: TableEvents, values: Sequence[Any], lsn: int) -> dict[str, Any]:
+    """A chunk row's record value (`lsn`: where the chunk was read). A value that does not convert stops the
+    connector with one line naming the column, the value, the row's key and the chunk: a chunk row has no LSN
+    of its own."""
+    try:
+        return events.row(values, lsn)
+    except ConversionError:
+        where = events.located(values, f"in the incremental snapshot's chunk read at LSN {format_lsn(lsn)}")
+        found = events.failing_value(values, lsn, where)
+        if found is None:
+            raise
+        raise found from None

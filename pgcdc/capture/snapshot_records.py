@@ -114,13 +114,8 @@ class TableRecords:
     def _where(self, row: Sequence[Any] | None) -> str:
         """Where a snapshot row is: it has no LSN of its own, so its key (PostgreSQL's `(id)=(2)`) and the LSN
         the snapshot is for (streaming starts there: the rows are its state, or newer in a resumed one)."""
-        events = self.events
         where = f"in the initial snapshot for LSN {format_lsn(self.lsn)}"
-        if row is None or not events.key_index:
-            return where
-        names = ", ".join(events.names[i] for i in events.key_index)
-        values = ", ".join("null" if row[i] is None else str(row[i])[:60] for i in events.key_index)
-        return f"{where}, row ({names})=({values})"
+        return where if row is None else self.events.located(row, where)
 
     def _serialize(self, afters: list[dict[str, Any]]) -> tuple[list[bytes], list[bytes | None]]:
         dumps = orjson.dumps

@@ -247,6 +247,15 @@ class TableEvents:
         return self.failing_value(values, lsn) or ConversionError(
             f"cannot convert a row of {self.schema}.{self.table} at LSN {format_lsn(lsn)}: {exc}")
 
+    def located(self, values: Sequence[Any], where: str) -> str:
+        """`where` and the row's key as PostgreSQL writes one (`row (id)=(2)`), for a row read from a table (a
+        snapshot's: it has no LSN of its own). The cold path, after a value failed."""
+        if not self.key_index:
+            return where
+        names = ", ".join(self.names[i] for i in self.key_index)
+        shown = ", ".join("null" if values[i] is None else str(values[i])[:60] for i in self.key_index)
+        return f"{where}, row ({names})=({shown})"
+
     def failing_value(self, values: Sequence[Any], lsn: int, where: str | None = None) -> ConversionError | None:
         """The error naming the first value of a tuple (pgoutput's or COPY's) that does not convert, or whose
         converted value JSON cannot carry (an integer beyond 64 bits); None if every value does. The cold path

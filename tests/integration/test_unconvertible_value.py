@@ -106,6 +106,37 @@ def test_unconvertible_value_while_streaming(pg: PostgresCluster, dbname: str, t
     assert topics(tmp_path) == ["conv.public.ok", "conv.public.t"]
 
 
+def test_unconvertible_value_in_an_incremental_snapshot(pg: PostgresCluster, dbname: str, tmp_path: Path) -> None:
+    """A chunk row has no LSN of its own either: the line names the chunk's read position and the row's key, and
+    no record of the chunk is written."""
+    pg.execute("CREATE TABLE t (id int PRIMARY KEY, b bytea); INSERT INTO t VALUES (1, '\\x00ff');"
+               "CREATE TABLE dbz_signal (id varchar(42) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048))",
+               dbname)
+    pg.execute(f"ALTER DATABASE {dbname} SET bytea_output = 'escape'")
+    path = config(pg, dbname, tmp_path, "no_data")
+    settings = json.loads(path.read_text())
+    settings["config"]["signal.data.collection"] = "public.dbz_signal"
+    path.write_text(json.dumps(settings))
+    proc = start(path)
+    try:
+        wait_for(lambda: pg.execute(f"SELECT active FROM pg_replication_slots WHERE slot_name = 'slot_{dbname}'")
+                 == [(True,)] or proc.poll() is not None, 60, "pgcdc to stream")
+        pg.execute("INSERT INTO dbz_signal VALUES ('s1', 'execute-snapshot', "
+                   "'{\"data-collections\": [\"public.t\"], \"type\": \"incremental\"}')", dbname)
+        _, stderr = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode != 0
+    lines = stderr.splitlines()
+    assert len(lines) == 1, stderr
+    assert re.match(r"^pgcdc: error: cannot convert public\.t\.b \(bytea\) value '\\\\000\\\\377' in the "
+                    r"incremental snapshot's chunk read at LSN [0-9A-F]+/[0-9A-F]+, row \(id\)=\(1\): "
+                    r"bytea not in hex output format", lines[0]), lines[0]
+    assert "conv.public.t" not in topics(tmp_path)
+
+
 def test_values_that_used_to_stop_a_snapshot(pg: PostgresCluster, dbname: str, tmp_path: Path) -> None:
     """A date of -infinity and an interval past ±2^63 µs stopped the snapshot (the interval with a traceback);
     they are written as Debezium 3.6 writes them (tests/data/debezium/types/extreme_adaptive.jsonl)."""
