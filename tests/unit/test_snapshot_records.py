@@ -101,8 +101,8 @@ def test_a_value_that_does_not_convert_names_its_column() -> None:
 
 @pytest.mark.parametrize(("pk", "row"), [(("id",), "row (id)=(9)"), (("a", "id"), "row (a, id)=(7, 9)"), ((), "")])
 def test_a_not_null_value_debezium_nulls_stops_naming_the_snapshot_row(pk: tuple[str, ...], row: str) -> None:
-    # Measured on Debezium 3.6 (tests/conformance/test_types_more.py): its initial snapshot stops on such a value
-    # as streaming does. A snapshot row has no LSN of its own: the line names its key and the snapshot's LSN.
+    # Measured on Debezium 3.6 (tests/conformance/test_not_null_vs_debezium.py): its initial snapshot stops on such
+    # a value as streaming does. A snapshot row has no LSN of its own: the line names its key and the snapshot's LSN.
     columns = [ColumnSpec("id", "int8", "int8", -1, True), ColumnSpec("a", "int4", "int4", -1, False),
                ColumnSpec("o", "numeric", "numeric", -1, False), ColumnSpec("n", "numeric", "numeric", -1, True)]
     records = TableRecords(_events(pk=pk, columns=columns), prefix="srv", database="db", lsn=0x16_B374D848, xid=7,
