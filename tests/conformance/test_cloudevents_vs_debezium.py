@@ -147,6 +147,9 @@ OPTIONS: dict[str, tuple[dict[str, str], dict[str, str]]] = {
                "extension.attributes.enable": "false"}, {}),
     "adjusted_unicode": ({**AVRO_AVRO, "schema.name.adjustment.mode": "avro_unicode"},
                          {"topic.prefix": "1-srv", "schema.name.adjustment.mode": "avro"}),
+    # The converter hands its `avro.*` options to the AvroConverter writing the event and the data.
+    "avro_without_connect_meta_data": ({**AVRO_AVRO, "avro.connect.meta.data": "false",
+                                        "avro.enhanced.avro.schema.support": "true"}, {}),
 }
 
 
