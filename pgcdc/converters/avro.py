@@ -15,6 +15,7 @@ import fastavro
 from confluent_kafka.serialization import SerializationContext
 
 from pgcdc.converters.avro_events import AvroEvents
+from pgcdc.converters.avro_normalize import normalized_schema_text
 from pgcdc.converters.avro_schema import avro_schema_text, datum_function, names_schema_text, writer_schema
 from pgcdc.converters.avro_writer import avro_writer
 from pgcdc.converters.settings import ConverterSpec
@@ -32,6 +33,7 @@ class AvroConverter(RegistryConverter):
         self.written: dict[bytes, Any] = {}
         self.meta = spec.get("connect.meta.data", True)
         self.scrub = spec.get("scrub.invalid.names", False)
+        self.normalize = spec.get("normalize.schemas", False)
 
     def prepare(self, schema: dict[str, Any] | None) -> PreparedAvro:
         return PreparedAvro(self, schema)
@@ -49,6 +51,8 @@ class PreparedAvro:
         self.conv = conv
         self.connect_schema = schema
         self.text = avro_schema_text(schema, conv.meta, conv.scrub)
+        if conv.normalize:  # what Confluent's serializer registers or looks up: AvroSchema.normalize()
+            self.text = normalized_schema_text(self.text)
         # Scrubbed names: the writer compiles the schema with Connect's names, which the datum's dicts have.
         self.names_text = names_schema_text(schema) if conv.scrub else None
         self.datum = datum_function(schema, tuples=False)  # None: JsonConverter's form is already the datum

@@ -276,7 +276,12 @@ def _unique(record: _Avro) -> None:
 def avro_schema_text(connect_schema: dict[str, Any], meta: bool = True, scrub: bool = False) -> str:
     """The Avro schema text Confluent's AvroConverter registers for `connect_schema` (`meta`: connect.meta.data,
     `scrub`: scrub.invalid.names)."""
-    tree = _json(_Builder(meta, scrub_name if scrub else avro_name).build(connect_schema), set(), [None])
+    return schema_json(_json(_Builder(meta, scrub_name if scrub else avro_name).build(connect_schema), set(), [None]))
+
+
+def schema_json(tree: Any) -> str:
+    """An Avro schema's JSON as Avro's Schema.toString writes it (Jackson escapes U+0000..U+001F as \\u00XX, hex
+    upper case)."""
     return _ESCAPE.sub(_upper, orjson.dumps(tree)).decode()
 
 
@@ -284,8 +289,7 @@ def names_schema_text(connect_schema: dict[str, Any]) -> str:
     """The same schema's text with Connect's own names, unchecked: what a writer of scrubbed schemas compiles, so
     that the datum (keyed by Connect's names) finds its fields. Avro's binary encoding has no names: the bytes
     are those of the scrubbed schema."""
-    tree = _json(_Builder(True, _unchecked).build(connect_schema), set(), [None])
-    return _ESCAPE.sub(_upper, orjson.dumps(tree)).decode()
+    return schema_json(_json(_Builder(True, _unchecked).build(connect_schema), set(), [None]))
 
 
 def writer_schema(text: str) -> Any:

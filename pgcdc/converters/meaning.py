@@ -57,12 +57,15 @@ MEANING: dict[str, str] = {
     "enhanced.avro.schema.support": "AvroConverter: true or false, the same schemas for Debezium's records "
                                     "(measured; it changes only Avro enums and their docs, which Debezium's schemas "
                                     "do not have); Apicurio's AvroConverter: only `false`",
-    "normalize.schemas": "only `false`, the default",
+    "normalize.schemas": "AvroConverter: register (or look up) the schema as Confluent's AvroSchema.normalize() "
+                         "writes it (properties sorted; measured) (default false); ProtobufConverter, "
+                         "JsonSchemaConverter: only `false`",
+    "avro.remove.java.properties": "AvroConverter: true or false, the same schemas (Debezium's have no "
+                                   "`avro.java.string` property; measured)",
     "scrub.invalid.names": "AvroConverter: a record, namespace or field name Avro refuses is scrubbed as "
                            "Confluent's converter does (`c-1` -> `c_1`, `1st` -> `x1st`, `é` -> `_C3_A9`) instead "
                            "of stopping the connector (default false; not with use.latest.version); "
                            "ProtobufConverter, JsonSchemaConverter: only `false`",
-    "avro.remove.java.properties": "only `false`, the default",
     "serializer.type": "CloudEvents: `json` (default) or `avro` (the event through the `avro.*` AvroConverter)",
     "data.serializer.type": "CloudEvents: the `data` attribute in `json` (default) or `avro` (Confluent wire "
                             "bytes, registered under `<topic>-data` with avro/avro, `<topic>` with json/avro)",

@@ -162,7 +162,7 @@ OPTIONS: dict[str, dict[str, Check]] = {
     # `delegate.converter.type.<option>`: the delegate's options (checked against its own table)
     **{cls: {**_COMMON, "delegate.converter.type": _class} for cls in (DBZ_BINARY, DBZ_BYTE_ARRAY)},
     AVRO: {**_COMMON, **REGISTRY, **_SERDE, "connect.meta.data": _bool, "enhanced.avro.schema.support": _bool,
-           "scrub.invalid.names": _bool, "avro.remove.java.properties": _only("false")},
+           "scrub.invalid.names": _bool, "avro.remove.java.properties": _bool, "normalize.schemas": _bool},
     # ProtobufConverter writes with the schema it derives; taking the subject's latest would need the message
     # re-encoded for that schema, which it does not do yet.
     PROTOBUF: {**_COMMON, **REGISTRY, **_SERDE, "use.latest.version": _only("false"),

@@ -235,7 +235,14 @@ AVRO_OPTION_SCENARIOS: dict[str, tuple[str, dict[str, str], list[str], dict[str,
                                       SCENARIOS["types_double_micro_hex"][1], TYPES_WORKLOAD[4:],
                                       {"connect.meta.data": "false"}),
     "enhanced_avro_schema_support": (";".join([MORE_SETUP, *MORE_WORKLOAD[:1]]), SCENARIOS["types_more_modes"][1],
-                                     MORE_WORKLOAD[1:], {"enhanced.avro.schema.support": "true"}),
+                                     MORE_WORKLOAD[1:], {"enhanced.avro.schema.support": "true",
+                                                         "avro.remove.java.properties": "true"}),
+    "normalize_schemas": (";".join([ND_SETUP, *ND_WORKLOAD[:4]]), ND_PROPS, ND_WORKLOAD[4:],
+                          {"normalize.schemas": "true"}),
+    # NaN and infinite defaults of nullable doubles and reals: normalizing drops them (measured)
+    "normalize_schemas_special_defaults": (AVRO_SCENARIOS["special_float_defaults"][0] + "; INSERT INTO fd (id)"
+                                           " VALUES (0)", {}, AVRO_SCENARIOS["special_float_defaults"][2],
+                                           {"normalize.schemas": "true"}),
     "scrub_invalid_names": (SCRUB_SETUP, {}, SCRUB_WORKLOAD, {"scrub.invalid.names": "true"}),
 }
 
