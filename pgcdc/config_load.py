@@ -49,7 +49,9 @@ def build(props: Mapping[str, str]) -> ConnectorConfig:
     props, mapped = framework_properties.map_offsets_topic(props)
     problems += mapped
     for key, value in props.items():
-        if key.startswith(CONVERTER_PREFIXES):
+        if key in framework_properties.INERT:  # before the converter prefixes: <side>.converter.plugin.version
+            ignored.append(key)
+        elif key.startswith(CONVERTER_PREFIXES):
             converter_props[key] = value
         elif key in aliases:
             fields[key] = value
@@ -64,8 +66,7 @@ def build(props: Mapping[str, str]) -> ConnectorConfig:
         elif key in ("transforms", "predicates") or key.startswith(("transforms.", "predicates.")) \
                 or key in TRANSFORM_ERRORS:
             transform_props[key] = value
-        elif key in ACCEPTED_NOT_IMPLEMENTED or key in framework_properties.INERT \
-                or key.startswith((*ACCEPTED_PREFIXES, *framework_properties.PREFIXES)):
+        elif key in ACCEPTED_NOT_IMPLEMENTED or key.startswith((*ACCEPTED_PREFIXES, *framework_properties.PREFIXES)):
             ignored.append(key)
         elif key in framework_properties.REFUSED:
             problems.append(framework_properties.REFUSED[key])

@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 
 from pgcdc.config_values import BOOLEAN, NON_NEGATIVE_LONG, Rule, _metric_tags, _number, one_of
-from pgcdc.plugin_version import connector_version_problem
+from pgcdc.plugin_version import connector_version_problem, converter_version_problem
 
 POSITIVE_LONG = _number(64, 1, "a positive integer")
 NON_NEGATIVE_INT = _number(32, 0, "a non-negative integer")
@@ -88,6 +88,9 @@ INERT: dict[str, tuple[Rule | None, str]] = {
         connector_version_problem,
         "a version range Kafka Connect picks the plugin by: accepted when it holds 3.6.3.Final (or is `latest`), "
         "the Debezium release whose events pgcdc writes; any other is refused"),
+    **{f"{side}.converter.plugin.version": (
+        converter_version_problem, "latest only: the converter's version Kafka Connect picks; pgcdc's are built in")
+       for side in ("key", "value", "header")},
     # Debezium's: executor, queue, metrics and snapshot-splitting internals.
     "executor.shutdown.timeout.ms": (POSITIVE_LONG, "how long Debezium waits for its task executor to stop"),
     "query.fetch.size": (NON_NEGATIVE_INT, "JDBC fetch size of streaming queries, which the PostgreSQL connector "

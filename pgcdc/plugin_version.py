@@ -97,3 +97,17 @@ def connector_version_problem(value: str) -> str | None:
         return f"bad version range: {exc}"
     return (f"pgcdc writes the events of Debezium {DEBEZIUM_VERSION}, which {text!r} leaves out; "
             f"remove it or name {DEBEZIUM_VERSION}")
+
+
+def converter_version_problem(value: str) -> str | None:
+    """`key.converter.plugin.version` and its siblings (KIP-891): pgcdc's converters are built in, one version
+    each, so only `latest` (Connect's newest installed) or unset asks for nothing pgcdc cannot give."""
+    text = value.strip()
+    if not text or text == "latest":
+        return None
+    try:
+        _restrictions(text if text.startswith(("[", "(")) else f"[{text}]")
+    except ValueError as exc:
+        return f"bad version range: {exc}"
+    return ("pgcdc's converters are built in (docs/configuration.md, Converters), no version of one can be "
+            "chosen; remove it or use latest")

@@ -29,6 +29,7 @@ def _problems(override: dict[str, str]) -> list[str]:
     {"exactly.once.support": "Requested"}, {"transaction.boundary": "POLL"}, {"transaction.boundary": "interval"},
     {"transaction.boundary.interval.ms": "0"}, {"tasks.max.enforce": "false"},
     {"connector.plugin.version": "latest"}, {"connector.plugin.version": "[3.6,4.0)"},
+    {"key.converter.plugin.version": "latest"}, {"header.converter.plugin.version": " latest "},
     # Debezium 3.6 (CommonConnectorConfig, RelationalDatabaseConnectorConfig, PostgresConnectorConfig).
     {"executor.shutdown.timeout.ms": "1"}, {"query.fetch.size": "0"}, {"queue.provider.type": "MEMORY"},
     {"snapshot.max.threads.multiplier": "4"}, {"legacy.snapshot.max.threads": "true"},
@@ -100,6 +101,10 @@ def test_accepted_with_no_effect(override: dict[str, str], caplog: pytest.LogCap
     ({"offset.mismatch.strategy": "sometimes"}, "offset.mismatch.strategy: must be one of no_validation"),
     ({"connector.plugin.version": "3.6.2.Final"}, "connector.plugin.version: pgcdc writes the events of Debezium "
                                                   "3.6.3.Final, which '3.6.2.Final' leaves out"),
+    ({"value.converter.plugin.version": "4.3.0"}, "value.converter.plugin.version: pgcdc's converters are built "
+                                                  "in (docs/configuration.md, Converters), no version of one can be "
+                                                  "chosen; remove it or use latest (got '4.3.0')"),
+    ({"key.converter.plugin.version": "[4.0,"}, "key.converter.plugin.version: bad version range: Unbounded range"),
     # Names Debezium 3.6 does not read (Field.createInternal prefixes them with `internal.`).
     ({"advanced.metrics.enable": "true"}, "advanced.metrics.enable is not read by Debezium 3.6 (it ignores this "
                                           "name): its property is internal.advanced.metrics.enable"),
