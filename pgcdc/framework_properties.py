@@ -152,10 +152,6 @@ INERT: dict[str, tuple[Rule | None, str]] = {
         only(BOOLEAN, ("true",), "false is not supported: pgcdc always compares the stored offset with the slot; "
                                  "pgcdc.offset.behind.slot=warn streams on when the offset is behind it"),
         "true only (the default): the check that the stored position is still in the slot"),
-    "internal.create.slot.command.timeout": (
-        only(None, ("90",), "not supported yet: pgcdc waits for CREATE_REPLICATION_SLOT without a time limit; "
-                            "remove it"),
-        "90 only (the default); pgcdc does not time CREATE_REPLICATION_SLOT out"),
     "lsn.flush.timeout.ms": (POSITIVE_INT, "how long Debezium waits for a confirmed position to be sent; pgcdc sends "
                                            "it without a time limit"),
     "lsn.flush.timeout.action": (

@@ -42,7 +42,7 @@ def _problems(override: dict[str, str]) -> list[str]:
     {"sourceinfo.struct.maker": "io.debezium.connector.postgresql.PostgresSourceInfoStructMaker"},
     {"transaction.metadata.factory": "io.debezium.pipeline.txmetadata.DefaultTransactionMetadataFactory"},
     {"snapshot.query.mode.custom.name": ""}, {"internal.log.position.check.enable": "true"},
-    {"internal.create.slot.command.timeout": "90"}, {"lsn.flush.timeout.ms": "60000"},
+    {"lsn.flush.timeout.ms": "60000"},
     {"lsn.flush.timeout.action": "FAIL"}, {"offset.mismatch.strategy": "no_validation"},
 ])
 def test_accepted_with_no_effect(override: dict[str, str], caplog: pytest.LogCaptureFixture) -> None:
@@ -94,7 +94,8 @@ def test_accepted_with_no_effect(override: dict[str, str], caplog: pytest.LogCap
     ({"internal.custom.retriable.exception": ".*timeout.*"}, "internal.custom.retriable.exception: not supported"),
     ({"internal.log.position.check.enable": "false"}, "internal.log.position.check.enable: false is not "
                                                       "supported"),
-    ({"internal.create.slot.command.timeout": "10"}, "internal.create.slot.command.timeout: not supported yet"),
+    ({"internal.create.slot.command.timeout": "-1"}, "internal.create.slot.command.timeout: Input should be "
+                                                     "greater than or equal to 0"),
     ({"lsn.flush.timeout.action": "warn"}, "lsn.flush.timeout.action: not supported yet"),
     ({"offset.mismatch.strategy": "trust_slot"}, "offset.mismatch.strategy: not supported yet: "
                                                  "pgcdc.offset.behind.slot"),
