@@ -46,8 +46,9 @@ def build(props: Mapping[str, str]) -> ConnectorConfig:
             props = {**props, "database.password": read_password_file(props)}
         except ConfigError as exc:
             problems.append(str(exc))
-    props, mapped = framework_properties.map_offsets_topic(props)
-    problems += mapped
+    for mapping in (framework_properties.map_offsets_topic, framework_properties.map_mismatch_strategy):
+        props, mapped = mapping(props)
+        problems += mapped
     for key, value in props.items():
         if key in framework_properties.INERT:  # before the converter prefixes: <side>.converter.plugin.version
             ignored.append(key)

@@ -279,7 +279,11 @@ def _framework() -> list[str]:
            "| `offsets.storage.topic` | Kafka Connect's own offsets topic for this connector (KIP-618): pgcdc keeps "
            "the offsets there, in Connect's format, as `offset.storage.topic` with `offset.storage=kafka`, so it "
            "resumes where the Connect connector stopped; refused with a different `offset.storage.topic`, another "
-           "`offset.storage` or no `bootstrap.servers` |"]
+           "`offset.storage` or no `bootstrap.servers` |",
+           "| `offset.mismatch.strategy` | what a stored offset behind the slot's confirmed position does, as "
+           "`pgcdc.offset.behind.slot`: `trust_offset` fails, `trust_slot` and `trust_greater_lsn` stream on from "
+           "the slot, `no_validation` (Debezium's default) leaves `pgcdc.offset.behind.slot` as set; refused "
+           "beside a `pgcdc.offset.behind.slot` that says otherwise |"]
     for name, (_, why) in sorted(fp.INERT.items()):
         out.append(f"| `{name}` | {_cell(why)} |")
     out.append(f"| `{fp.PREFIXES[0]}*` | the rest of the OpenLineage settings, inert without "

@@ -159,12 +159,6 @@ INERT: dict[str, tuple[Rule | None, str]] = {
              "not supported yet: pgcdc stops when a confirmed position cannot be sent; remove it (fail is the "
              "default)"),
         "fail only (the default)"),
-    "offset.mismatch.strategy": (
-        only(one_of("no_validation", "trust_offset", "trust_slot", "trust_greater_lsn"), ("no_validation",),
-             "not supported yet: pgcdc.offset.behind.slot (fail or warn) decides what happens when the stored "
-             "offset is behind the slot; remove it"),
-        "no_validation only (the default); pgcdc.offset.behind.slot decides what a stored offset behind the "
-        "slot does"),
 }
 
 # Names Debezium 3.6 does not read: refused with the reason, so that a setting nothing acts on is not kept.
@@ -179,7 +173,15 @@ REFUSED: dict[str, str] = {
 # Accepted with these prefixes (the family's other settings); values checked by INERT where a name is listed.
 PREFIXES = ("openlineage.integration.",)
 
-RULES: dict[str, Rule] = {name: rule for name, (rule, _) in INERT.items() if rule is not None}
+# offset.mismatch.strategy -> pgcdc.offset.behind.slot: what a stored offset behind the slot's confirmed position
+# does. PostgresConnectorConfig.OffsetSlotMismatchStrategy: trust_offset fails then (the slot was recreated or
+# moved past the offset); trust_slot and trust_greater_lsn stream on from the slot. An offset ahead of the slot
+# needs no choice: pgcdc streams from the offset, as trust_offset and trust_greater_lsn do (trust_slot would
+# repeat the events in between). no_validation leaves pgcdc's own policy (docs/migrating-from-debezium.md).
+MISMATCH_STRATEGY = {"no_validation": None, "trust_offset": "fail", "trust_slot": "warn", "trust_greater_lsn": "warn"}
+
+RULES: dict[str, Rule] = {**{name: rule for name, (rule, _) in INERT.items() if rule is not None},
+                          "offset.mismatch.strategy": one_of(*MISMATCH_STRATEGY)}
 
 
 def problems(props: Mapping[str, str]) -> list[str]:
@@ -195,6 +197,25 @@ def problems(props: Mapping[str, str]) -> list[str]:
             not props.get("snapshot.query.mode.custom.name", "").strip():
         out.append("snapshot.query.mode.custom.name cannot be empty when snapshot.query.mode 'custom' is defined")
     return out
+
+
+
+
+def map_mismatch_strategy(props: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+    if "offset.mismatch.strategy" not in props:
+        return dict(props), []
+    out = {k: v for k, v in props.items() if k != "offset.mismatch.strategy"}
+    value = props["offset.mismatch.strategy"]
+    if value.strip().lower() not in MISMATCH_STRATEGY:  # EnumeratedValue.parse: trimmed, any case
+        return out, [f"offset.mismatch.strategy: must be one of {', '.join(MISMATCH_STRATEGY)} (got {value!r})"]
+    policy = MISMATCH_STRATEGY[value.strip().lower()]
+    own = props.get("pgcdc.offset.behind.slot")
+    if policy is None:
+        return out, []
+    if own is not None and own.strip() != policy:
+        return out, [f"offset.mismatch.strategy={value.strip()} means pgcdc.offset.behind.slot={policy}, but "
+                     f"pgcdc.offset.behind.slot={own}: keep one"]
+    return {**out, "pgcdc.offset.behind.slot": policy}, []
 
 
 def map_offsets_topic(props: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:

@@ -43,7 +43,7 @@ def _problems(override: dict[str, str]) -> list[str]:
     {"transaction.metadata.factory": "io.debezium.pipeline.txmetadata.DefaultTransactionMetadataFactory"},
     {"snapshot.query.mode.custom.name": ""}, {"internal.log.position.check.enable": "true"},
     {"lsn.flush.timeout.ms": "60000"},
-    {"lsn.flush.timeout.action": "FAIL"}, {"offset.mismatch.strategy": "no_validation"},
+    {"lsn.flush.timeout.action": "FAIL"},
 ])
 def test_accepted_with_no_effect(override: dict[str, str], caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger="pgcdc.config"):
@@ -97,9 +97,11 @@ def test_accepted_with_no_effect(override: dict[str, str], caplog: pytest.LogCap
     ({"internal.create.slot.command.timeout": "-1"}, "internal.create.slot.command.timeout: Input should be "
                                                      "greater than or equal to 0"),
     ({"lsn.flush.timeout.action": "warn"}, "lsn.flush.timeout.action: not supported yet"),
-    ({"offset.mismatch.strategy": "trust_slot"}, "offset.mismatch.strategy: not supported yet: "
-                                                 "pgcdc.offset.behind.slot"),
-    ({"offset.mismatch.strategy": "sometimes"}, "offset.mismatch.strategy: must be one of no_validation"),
+    ({"offset.mismatch.strategy": "sometimes"}, "offset.mismatch.strategy: must be one of no_validation, "
+                                                "trust_offset, trust_slot, trust_greater_lsn (got 'sometimes')"),
+    ({"offset.mismatch.strategy": "trust_slot", "pgcdc.offset.behind.slot": "fail"},
+     "offset.mismatch.strategy=trust_slot means pgcdc.offset.behind.slot=warn, but pgcdc.offset.behind.slot=fail: "
+     "keep one"),
     ({"connector.plugin.version": "3.6.2.Final"}, "connector.plugin.version: pgcdc writes the events of Debezium "
                                                   "3.6.3.Final, which '3.6.2.Final' leaves out"),
     ({"value.converter.plugin.version": "4.3.0"}, "value.converter.plugin.version: pgcdc's converters are built "
@@ -166,3 +168,14 @@ def test_offsets_storage_topic_is_the_kafka_offset_store() -> None:
 def test_offsets_storage_topic_conflicts(override: dict[str, str], message: str) -> None:
     problems = _problems(override)
     assert [message in p for p in problems] == [True], problems
+
+
+@pytest.mark.parametrize(("strategy", "policy"), [
+    ("no_validation", "fail"), (" Trust_Offset ", "fail"), ("trust_slot", "warn"), ("trust_greater_lsn", "warn"),
+])
+def test_offset_mismatch_strategy_sets_what_an_offset_behind_the_slot_does(strategy: str, policy: str) -> None:
+    assert build_config({**BASE, "offset.mismatch.strategy": strategy}).pgcdc_offset_behind_slot == policy
+    # no_validation keeps pgcdc's own setting.
+    if strategy == "no_validation":
+        assert build_config({**BASE, "offset.mismatch.strategy": strategy,
+                             "pgcdc.offset.behind.slot": "warn"}).pgcdc_offset_behind_slot == "warn"
