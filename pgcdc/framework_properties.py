@@ -142,9 +142,8 @@ INERT: dict[str, tuple[Rule | None, str]] = {
                                   "no Java class; remove it", fold=False),
         f"{TX_FACTORY} only (the default)"),
     "snapshot.query.mode.custom.name": (
-        _not_set("not supported: a custom snapshot query is a Java plug-in pgcdc cannot load; remove it and "
-                 "snapshot.query.mode=custom, and set snapshot.select.statement.overrides instead"),
-        "empty only: it names a Java SnapshotQuery plug-in"),
+        None, "read only with snapshot.query.mode=custom, which pgcdc refuses: it names a Java SnapshotQuery "
+              "plug-in"),
     "internal.custom.retriable.exception": (
         _not_set("not supported: pgcdc restarts only after a lost connection (errors.max.retries); remove it"),
         "empty only: it makes matching errors restart the connector"),
@@ -192,10 +191,15 @@ def problems(props: Mapping[str, str]) -> list[str]:
             why = rule(props[name])
             if why:
                 out.append(f"{name}: {why} (got {props[name]!r})")
-    # CommonConnectorConfig.SNAPSHOT_QUERY_MODE_CUSTOM_NAME's validator.
-    if props.get("snapshot.query.mode", "").strip().lower() == "custom" and \
-            not props.get("snapshot.query.mode.custom.name", "").strip():
-        out.append("snapshot.query.mode.custom.name cannot be empty when snapshot.query.mode 'custom' is defined")
+    if props.get("snapshot.query.mode", "").strip().lower() == "custom":
+        name = props.get("snapshot.query.mode.custom.name", "")
+        if not name.strip():  # CommonConnectorConfig.SNAPSHOT_QUERY_MODE_CUSTOM_NAME's validator
+            out.append("snapshot.query.mode.custom.name cannot be empty when snapshot.query.mode 'custom' is "
+                       "defined")
+        else:
+            out.append(f"snapshot.query.mode.custom.name: not supported: a custom snapshot query is a Java plug-in "
+                       f"pgcdc cannot load; remove it and snapshot.query.mode=custom, and set "
+                       f"snapshot.select.statement.overrides instead (got {name!r})")
     return out
 
 

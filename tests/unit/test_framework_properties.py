@@ -41,7 +41,8 @@ def _problems(override: dict[str, str]) -> list[str]:
     {"database.include.list": ""}, {"table.ignore.builtin": "TRUE"},
     {"sourceinfo.struct.maker": "io.debezium.connector.postgresql.PostgresSourceInfoStructMaker"},
     {"transaction.metadata.factory": "io.debezium.pipeline.txmetadata.DefaultTransactionMetadataFactory"},
-    {"snapshot.query.mode.custom.name": ""}, {"internal.log.position.check.enable": "true"},
+    {"snapshot.query.mode.custom.name": ""}, {"snapshot.query.mode.custom.name": "ignored.with.select_all"},
+    {"internal.log.position.check.enable": "true"},
     {"lsn.flush.timeout.ms": "60000"},
     {"lsn.flush.timeout.action": "FAIL"},
 ])
