@@ -275,7 +275,7 @@ def _framework() -> list[str]:
            "does are accepted with a warning, their values checked as Kafka Connect's ConfigDef or Debezium checks "
            "them; where a value asks for something pgcdc does not do, it is refused with one line saying why and "
            "what to use instead (`pgcdc/framework_properties.py`; docs/migrating-from-debezium.md).", "",
-           "| property | what pgcdc takes, and why it changes nothing |", "| --- | --- |",
+           "| property | what pgcdc takes of it, and why |", "| --- | --- |",
            "| `offsets.storage.topic` | Kafka Connect's own offsets topic for this connector (KIP-618): pgcdc keeps "
            "the offsets there, in Connect's format, as `offset.storage.topic` with `offset.storage=kafka`, so it "
            "resumes where the Connect connector stopped; refused with a different `offset.storage.topic`, another "

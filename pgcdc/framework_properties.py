@@ -157,7 +157,7 @@ INERT: dict[str, tuple[Rule | None, str]] = {
         only(one_of("fail", "warn", "ignore"), ("fail",),
              "not supported yet: pgcdc stops when a confirmed position cannot be sent; remove it (fail is the "
              "default)"),
-        "fail only (the default)"),
+        "fail only (the default): pgcdc stops when a confirmed position cannot be sent"),
 }
 
 # Names Debezium 3.6 does not read: refused with the reason, so that a setting nothing acts on is not kept.
