@@ -63,6 +63,9 @@ class SourceFields(BaseModel):
     """Retries while another process holds the slot (-1: wait forever, for a standby)."""
     slot_retry_delay_ms: int = Field(10_000, alias="slot.retry.delay.ms", ge=0)
     """Pause between those retries."""
+    # Debezium reads it only with the `internal.` prefix (Field.createInternal); it cancels the command after it.
+    create_slot_command_timeout: int = Field(90, alias="internal.create.slot.command.timeout", ge=0)
+    """Seconds CREATE_REPLICATION_SLOT may wait for the transactions open when it starts (0: no limit)."""
     slot_failover: bool = Field(False, alias="slot.failover")  # PostgreSQL 17+: synced to physical standbys
     """Create the slot with failover so PostgreSQL 17+ syncs it to physical standbys."""
     flush_lsn_source: bool = Field(True, alias="flush.lsn.source")  # false: someone else confirms the slot

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from pgcdc import config_values
+from pgcdc import config_values, framework_properties
 from pgcdc.config import (COLUMN_RULE, JSON_CONVERTER, PASSTHROUGH_PREFIXES, SELECT_OVERRIDE_PREFIX, TRANSFORM_ERRORS,
                           ConnectorConfig)
 from pgcdc.converters.settings import PREFIXES as CONVERTER_PREFIXES
@@ -46,8 +46,13 @@ def build(props: Mapping[str, str]) -> ConnectorConfig:
             props = {**props, "database.password": read_password_file(props)}
         except ConfigError as exc:
             problems.append(str(exc))
+    for mapping in (framework_properties.map_offsets_topic, framework_properties.map_mismatch_strategy):
+        props, mapped = mapping(props)
+        problems += mapped
     for key, value in props.items():
-        if key.startswith(CONVERTER_PREFIXES):
+        if key in framework_properties.INERT:  # before the converter prefixes: <side>.converter.plugin.version
+            ignored.append(key)
+        elif key.startswith(CONVERTER_PREFIXES):
             converter_props[key] = value
         elif key in aliases:
             fields[key] = value
@@ -62,14 +67,18 @@ def build(props: Mapping[str, str]) -> ConnectorConfig:
         elif key in ("transforms", "predicates") or key.startswith(("transforms.", "predicates.")) \
                 or key in TRANSFORM_ERRORS:
             transform_props[key] = value
-        elif key in ACCEPTED_NOT_IMPLEMENTED or key.startswith(ACCEPTED_PREFIXES):
+        elif key in ACCEPTED_NOT_IMPLEMENTED or key.startswith((*ACCEPTED_PREFIXES, *framework_properties.PREFIXES)):
             ignored.append(key)
+        elif key in framework_properties.REFUSED:
+            problems.append(framework_properties.REFUSED[key])
         elif key == "database.server.name":
             problems.append("database.server.name was replaced by topic.prefix in Debezium 2.0; set topic.prefix")
         else:
-            hint = difflib.get_close_matches(key, [*aliases, *ACCEPTED_NOT_IMPLEMENTED], n=1)
+            hint = difflib.get_close_matches(key, [*aliases, *ACCEPTED_NOT_IMPLEMENTED, *framework_properties.INERT],
+                                             n=1)
             problems.append(f"unknown property {key!r}" + (f" (did you mean {hint[0]!r}?)" if hint else ""))
     problems += config_values.problems(props)
+    problems += framework_properties.problems(props)
     fields["kafka"] = kafka
     fields["snapshot_select_statements"] = statements
     fields["column_rules"] = column_rules

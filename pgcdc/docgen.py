@@ -149,6 +149,7 @@ def reference() -> str:
         out.append(f"| `{prop}` | accepted, no effect |")
     for prefix in sorted(ACCEPTED_PREFIXES):
         out.append(f"| `{prefix}*` | accepted, no effect |")
+    out += _framework()
     out += _converters()
     secret_examples = sorted(p for p in (*aliases, *ACCEPTED_NOT_IMPLEMENTED) if is_secret_property(p))
     out += [
@@ -263,6 +264,32 @@ def _transforms_section() -> list[str]:
              "") +
             "Scripting transforms (" + ", ".join(f"`{n}`" for n in SCRIPTING) + ") are refused, naming "
             "Kafka Connect's Filter with a predicate or a Python callable as the alternative.", ""]
+    return out
+
+
+def _framework() -> list[str]:
+    from pgcdc import framework_properties as fp
+
+    out = ["", "## Kafka Connect's connector properties and Debezium's internals", "",
+           "Kafka Connect's connector-level properties and Debezium 3.6's properties that change nothing pgcdc "
+           "does are accepted with a warning, their values checked as Kafka Connect's ConfigDef or Debezium checks "
+           "them; where a value asks for something pgcdc does not do, it is refused with one line saying why and "
+           "what to use instead (`pgcdc/framework_properties.py`; docs/migrating-from-debezium.md).", "",
+           "| property | what pgcdc takes of it, and why |", "| --- | --- |",
+           "| `offsets.storage.topic` | Kafka Connect's own offsets topic for this connector (KIP-618): pgcdc keeps "
+           "the offsets there, in Connect's format, as `offset.storage.topic` with `offset.storage=kafka`, so it "
+           "resumes where the Connect connector stopped; refused with a different `offset.storage.topic`, another "
+           "`offset.storage` or no `bootstrap.servers` |",
+           "| `offset.mismatch.strategy` | what a stored offset behind the slot's confirmed position does, as "
+           "`pgcdc.offset.behind.slot`: `trust_offset` fails, `trust_slot` and `trust_greater_lsn` stream on from "
+           "the slot, `no_validation` (Debezium's default) leaves `pgcdc.offset.behind.slot` as set; refused "
+           "beside a `pgcdc.offset.behind.slot` that says otherwise |"]
+    for name, (_, why) in sorted(fp.INERT.items()):
+        out.append(f"| `{name}` | {_cell(why)} |")
+    out.append(f"| `{fp.PREFIXES[0]}*` | the rest of the OpenLineage settings, inert without "
+               "openlineage.integration.enabled |")
+    out += ["", "Refused, as names nothing reads: " + "; ".join(_cell(why) for _, why in sorted(fp.REFUSED.items()))
+            + "."]
     return out
 
 

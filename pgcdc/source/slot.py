@@ -7,6 +7,7 @@ restart point is invisible to that slot's decoding ("publication … does not ex
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -111,13 +112,27 @@ def create_slot(repl: psycopg.Connection, config: ConnectorConfig, *, export_sna
             raise SourceError(f"slot.failover: needs PostgreSQL 17 or newer (server is "
                               f"{repl.info.server_version // 10000})")
         option = f"(SNAPSHOT '{'export' if export_snapshot else 'nothing'}', FAILOVER true)"
+    # The command waits for the transactions open when it starts; Debezium cancels it after
+    # internal.create.slot.command.timeout seconds (PostgresReplicationConnection: setQueryTimeout), and so does
+    # pgcdc. A cancelled command leaves no slot behind.
+    timeout = config.create_slot_command_timeout
+    timer = threading.Timer(timeout, repl.cancel_safe) if timeout else None
+    if timer is not None:
+        timer.start()
     try:
         row = repl.execute(
             f"CREATE_REPLICATION_SLOT {config.slot_name} LOGICAL pgoutput {option}"  # slot.name is [a-z0-9_]
         ).fetchone()
+    except psycopg.errors.QueryCanceled:
+        raise SourceError(f"internal.create.slot.command.timeout: slot {config.slot_name!r} not created within "
+                          f"{timeout} s: PostgreSQL waits for the transactions open when it starts to end "
+                          f"(pg_stat_activity shows them); end them or raise the timeout") from None
     except psycopg.Error as exc:
         raise SourceError(f"slot.name: cannot create slot {config.slot_name!r}: "
                           f"{exc.diag.message_primary or exc}") from None
+    finally:
+        if timer is not None:
+            timer.cancel()
     assert row is not None
     log.info("created replication slot %s at %s", config.slot_name, row[1])
     return SlotInfo(config.slot_name, True, parse_lsn(row[1]), row[2])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pgcdc import config_values
+from pgcdc import config_values, framework_properties
 from pgcdc.config import ConnectorConfig, build_config, env_overrides
 from pgcdc.docgen import COMMAND, reference
 from pgcdc.properties import ACCEPTED_NOT_IMPLEMENTED, ACCEPTED_PREFIXES
@@ -31,11 +31,13 @@ def test_every_property_has_a_description_and_a_row() -> None:
 
 def _valid_value(prop: str) -> str:
     """A value an accepted-but-inert property takes: "x", or one its Debezium rule (config_values) passes."""
-    if prop not in config_values.RULES:
+    if prop not in config_values.RULES and prop not in framework_properties.RULES:
         return "x"
     return next(v for v in ("1", "100000", "true", "none", "fail", "columns_diff", "select_all", "disabled",
-                            "INSERT_INSERT", "serializable", "k=v", "public.t:FULL")
-                if not config_values.problems({prop: v}))
+                            "INSERT_INSERT", "serializable", "k=v", "public.t:FULL", "requested", "poll", "memory",
+                            "false", "", "90", "no_validation", "latest", framework_properties.PG_SOURCE_INFO,
+                            framework_properties.TX_FACTORY)
+                if not config_values.problems({prop: v}) and not framework_properties.problems({prop: v}))
 
 
 def test_every_documented_property_is_accepted() -> None:
