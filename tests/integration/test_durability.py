@@ -31,7 +31,7 @@ def start_cli(tmp_path: Path, config: dict[str, str], env_extra: dict[str, str] 
 def kafka_config(pg: PostgresCluster, db: str, broker: KafkaBroker) -> dict[str, str]:
     return {**pg.connection_properties(db), "name": f"dur_{db}", "topic.prefix": db, "snapshot.mode": "no_data",
             "slot.name": f"slot_{db}", "publication.name": f"pub_{db}", "bootstrap.servers": broker.bootstrap_servers,
-            "offset.storage.topic": f"offsets_{db}", "offset.storage.partitions": "1",
+            "offset.storage": "kafka", "offset.storage.topic": f"offsets_{db}", "offset.storage.partitions": "1",
             "offset.flush.interval.ms": "100", "status.update.interval.ms": "500"}
 
 

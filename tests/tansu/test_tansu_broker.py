@@ -5,7 +5,7 @@ and answers high-watermark requests wrongly for multi-record batches (readers go
 from __future__ import annotations
 
 from pgcdc.local import PostgresCluster, TansuBroker
-from tests.harness import Running, make_config, wait_for
+from tests.harness import Running, make_config, read_topic, wait_for
 from tests.integration.test_durability import ids_in, kafka_config
 
 
@@ -24,3 +24,6 @@ def test_restarts_resume_from_offsets_stored_in_tansu(pg: PostgresCluster, dbnam
             wait_for(lambda s=start: set(range(1, s + 50)) <= set(ids_in(tansu, topic)), 60,
                      f"rows 1-{start + 49}")
     assert sorted(ids_in(tansu, topic)) == list(range(1, 151))  # each row once: every start resumed after it
+    # The positions were stored in Tansu (not only confirmed to the slot): Connect's key of this connector.
+    stored = read_topic(tansu.bootstrap_servers, f"offsets_{dbname}")
+    assert stored and all(r["key"][0] == f"dur_{dbname}" for r in stored), stored[:2]
