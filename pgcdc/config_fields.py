@@ -175,17 +175,13 @@ class SourceFields(BaseModel):
 
     # -- Debezium 3.6 properties with an effect on what is captured or emitted -------------------------------
     publish_via_partition_root: bool = Field(False, alias="publish.via.partition.root")
-    """A publication pgcdc creates (all_tables, filtered, no_tables) gets `publish_via_partition_root = true`:
-    changes of partitions arrive as their root table's. An existing publication is left as it is, and
-    ALTER PUBLICATION (filtered) does not change it, as in Debezium."""
+    """Create the publication WITH publish_via_partition_root: partitions' changes as the root's (see compatibility)."""
     skip_messages_without_change: bool = Field(False, alias="skip.messages.without.change")
-    """Drop an update whose captured columns (after column.include/exclude.list and masking) did not change.
-    Needs the old row (REPLICA IDENTITY FULL): without it every update is emitted, as in Debezium."""
+    """Drop updates that change no captured column (needs REPLICA IDENTITY FULL, else all are emitted)."""
     extended_headers_enabled: bool = Field(True, alias="extended.headers.enabled")
     """Write the `__debezium.context.*` headers (connector name, task id, run id) on change events."""
     include_schema_comments: bool = Field(False, alias="include.schema.comments")
-    """Table and column comments as schema docs: no effect for PostgreSQL, as in Debezium 3.6 (its PostgreSQL
-    connector never reads comments)."""
+    """Comments as schema docs: no effect for PostgreSQL, as in Debezium 3.6 (it never reads them)."""
     guardrail_collections_max: int = Field(0, alias="guardrail.collections.max", ge=0)
     """At each start, at most this many captured tables (partitions count; 0: no limit)."""
     guardrail_collections_limit_action: Literal["warn", "fail"] = Field(

@@ -6,6 +6,7 @@ default action (warn) and streaming.delay.ms (streaming still happens)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,18 @@ PROPS = {
 def test_effect_properties_match_debezium(pg: PostgresCluster, dbname: str, tmp_path: Path) -> None:
     ours, theirs = run_both(pg, dbname, tmp_path, SETUP, PROPS, WORKLOAD, snapshot=True)
     assert_same("effect properties", ours, theirs, snapshot=True)
+    text = json.dumps(theirs)
+    # What Debezium was measured to do: root and partitions snapshotted, streamed changes on the root's topic,
+    # no comments anywhere, no context headers, the updates of g that change no captured column dropped.
+    assert [r["topic"][10:] for r in theirs if r["value"] and r["value"]["payload"]["op"] == "r"] == [
+        "public.g", "public.h", "public.pt", "public.pt", "public.pt_1", "public.pt_2"]
+    assert {r["topic"] for r in theirs if r["value"] and r["value"]["payload"]["op"] != "r"} == {
+        "dbserver1.public.pt", "dbserver1.public.g", "dbserver1.public.h"}
+    assert "comment" not in text and '"doc"' not in text and "__debezium.context" not in text
+    assert sum(1 for r in theirs if r["topic"].endswith(".g") and r["value"]
+               and r["value"]["payload"]["op"] == "u") == 2
+    assert sum(1 for r in theirs if r["topic"].endswith(".h") and r["value"]
+               and r["value"]["payload"]["op"] == "u") == 2
 
 
 def test_guardrail_fail_stops_at_start_like_debezium(pg: PostgresCluster, dbname: str, tmp_path: Path) -> None:
