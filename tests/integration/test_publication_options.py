@@ -8,6 +8,7 @@ import psycopg
 import pytest
 
 from pgcdc.local import PostgresCluster
+from pgcdc.ops import validate
 from pgcdc.source import slot as slots
 from tests.harness import make_config
 
@@ -46,3 +47,16 @@ def test_existing_publication_is_not_changed(pg: PostgresCluster, dbname: str) -
             assert not slots.ensure_publication(conn, config)
         # filtered: the table list follows the filters, the option stays as the publication was created
         assert _viaroot_and_tables(conn, f"pub_{dbname}") == (False, ["pt", "pt_1"])
+
+
+@pytest.mark.parametrize("via", ["true", "false"])
+def test_validate_sees_partitions_published_through_their_tree(pg: PostgresCluster, dbname: str, via: str) -> None:
+    """pg_publication_tables lists a partitioned table's leaves, or its root alone with publish_via_partition_root:
+    `pgcdc validate` counts the root and its partitions (all captured tables) as published either way."""
+    pg.execute(SETUP + f";CREATE PUBLICATION pub_{dbname} FOR TABLE pt WITH (publish_via_partition_root = {via})",
+               dbname)
+    config = make_config(pg, dbname, **{"publication.autocreate.mode": "disabled", "table.include.list": "public.pt.*"})
+    assert [p.text for p in validate(config) if "publication" in p.text] == []
+    config = make_config(pg, dbname, **{"publication.autocreate.mode": "disabled"})
+    assert [p.text for p in validate(config) if "publication" in p.text] == [
+        f"publication.name: publication 'pub_{dbname}' lacks captured table(s) public.other"]
