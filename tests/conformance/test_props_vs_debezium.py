@@ -97,3 +97,13 @@ def test_guardrail_fail_stops_at_start_like_debezium(pg: PostgresCluster, dbname
     assert str(ours.value) == f"guardrail.collections.max: {java} (guardrail.collections.limit.action=fail)"
     assert pg.execute(f"SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'slot_{dbname}'", dbname) == [(0,)]
     assert pg.execute(f"SELECT count(*) FROM pg_publication WHERE pubname = 'pub_{dbname}'", dbname) == [(0,)]
+
+
+def test_partitions_without_partition_root_match_debezium(pg: PostgresCluster, dbname: str, tmp_path: Path) -> None:
+    """The default (publish.via.partition.root=false) with a filtered publication of the root and its partitions:
+    streamed changes on each partition's topic, the snapshot of the root and of each partition."""
+    props = {"publication.autocreate.mode": "filtered", "table.include.list": "public\\.pt.*"}
+    ours, theirs = run_both(pg, dbname, tmp_path, SETUP, props, WORKLOAD[:4], snapshot=True)
+    assert_same("partitions", ours, theirs, snapshot=True)
+    assert [r["topic"][10:] for r in theirs if r["value"] and r["value"]["payload"]["op"] != "r"] == [
+        "public.pt_1", "public.pt_2", "public.pt_1", "public.pt_1", "public.pt_2", "public.pt_2"]
