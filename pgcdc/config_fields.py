@@ -5,9 +5,9 @@ config.py's `ConnectorConfig`, which extends this class (the fields keep their o
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 CONNECTOR_CLASS = "io.debezium.connector.postgresql.PostgresConnector"
 
@@ -175,3 +175,25 @@ class SourceFields(BaseModel):
     """Write BEGIN/END records to <topic.prefix>.transaction and a transaction block in events."""
     message_key_columns: str = Field("", alias="message.key.columns")
     """Key columns per table for tables without a usable primary key (table:col,col;...)."""
+
+    # -- Debezium 3.6 properties with an effect on what is captured or emitted -------------------------------
+    publish_via_partition_root: bool = Field(False, alias="publish.via.partition.root")
+    """Create the publication WITH publish_via_partition_root: partitions' changes as the root's (see compatibility)."""
+    skip_messages_without_change: bool = Field(False, alias="skip.messages.without.change")
+    """Drop updates that change no captured column (needs REPLICA IDENTITY FULL, else all are emitted)."""
+    extended_headers_enabled: bool = Field(True, alias="extended.headers.enabled")
+    """Write the `__debezium.context.*` headers (connector name, task id, run id) on change events."""
+    include_schema_comments: bool = Field(False, alias="include.schema.comments")
+    """Comments as schema docs: no effect for PostgreSQL, as in Debezium 3.6 (it never reads them)."""
+    guardrail_collections_max: int = Field(0, alias="guardrail.collections.max", ge=0)
+    """At each start, at most this many captured tables (partitions count; 0: no limit)."""
+    guardrail_collections_limit_action: Literal["warn", "fail"] = Field(
+        "warn", alias="guardrail.collections.limit.action")
+    """More captured tables than guardrail.collections.max: log a warning, or stop before capturing."""
+    streaming_delay_ms: int = Field(0, alias="streaming.delay.ms", ge=0)
+    """Wait this long after a completed snapshot before streaming starts."""
+
+    @field_validator("guardrail_collections_limit_action", mode="before")
+    @classmethod
+    def _enum_case(cls, v: Any) -> Any:
+        return v.strip().lower() if isinstance(v, str) else v  # EnumeratedValue.parse ignores case

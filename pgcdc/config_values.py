@@ -35,6 +35,7 @@ def _number(bits: int, low: int | None, what: str) -> Rule:
 
 POSITIVE_INT = _number(32, 1, "a positive integer")
 NON_NEGATIVE_LONG = _number(64, 0, "a non-negative integer")
+NON_NEGATIVE_INT = _number(32, 0, "a non-negative integer")
 INT = _number(32, None, "an integer")
 LONG = _number(64, None, "an integer")
 
@@ -109,6 +110,13 @@ RULES: dict[str, Rule] = {
     "replica.identity.autoset.values": _replica_identity_values,
     "topic.cache.size": INT,
     "offset.flush.timeout.ms": POSITIVE_INT,
+    "publish.via.partition.root": BOOLEAN,
+    "skip.messages.without.change": BOOLEAN,
+    "extended.headers.enabled": BOOLEAN,
+    "include.schema.comments": BOOLEAN,
+    "guardrail.collections.max": NON_NEGATIVE_INT,
+    "guardrail.collections.limit.action": one_of("warn", "fail"),
+    "streaming.delay.ms": NON_NEGATIVE_LONG,
     # Kafka Connect's ConnectorConfig (the framework checks these when a connector is created).
     "errors.retry.timeout": LONG,
     "errors.retry.delay.max.ms": LONG,

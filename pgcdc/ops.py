@@ -95,12 +95,33 @@ def _check_publication(conn: psycopg.Connection, config: ConnectorConfig, tables
         return
     published = {(s, t) for s, t in conn.execute(
         "SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = %s", (name,)).fetchall()}
+    # pg_publication_tables names a published partitioned table's leaves, or with publish_via_partition_root
+    # its root alone: a captured root or partition is published when any table of its partition tree is.
+    family = _partition_roots(conn)
+    published |= {t for t, root in family.items() if family.get(root, root) in
+                  {family.get(p, p) for p in published}}
     missing = [f"{s}.{t}" for s, t in tables if (s, t) not in published]
     if missing and mode == "disabled":
         err(f"publication.name: publication {name!r} lacks captured table(s) {', '.join(missing)}")
     elif missing and mode == "all_tables":
         warn(f"publication.name: publication {name!r} exists without {', '.join(missing)}; "
              f"publication.autocreate.mode=all_tables does not change an existing publication")
+
+
+def _partition_roots(conn: psycopg.Connection) -> dict[tuple[str, str], tuple[str, str]]:
+    """Every partitioned table and partition -> the root of its partition tree."""
+    parent = {(cs, c): (ps, p) for cs, c, ps, p in conn.execute(
+        "SELECT cn.nspname, c.relname, pn.nspname, p.relname FROM pg_inherits i "
+        "JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_namespace cn ON cn.oid = c.relnamespace "
+        "JOIN pg_class p ON p.oid = i.inhparent JOIN pg_namespace pn ON pn.oid = p.relnamespace "
+        "WHERE c.relispartition").fetchall()}
+    roots = {}
+    for table in [*parent, *parent.values()]:
+        root = table
+        while root in parent:
+            root = parent[root]
+        roots[table] = root
+    return roots
 
 
 def _check_tables(conn: psycopg.Connection, config: ConnectorConfig, tables: list[tuple[str, str]],

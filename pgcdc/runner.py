@@ -63,7 +63,9 @@ class Connector:
         self._chain = config.transform_chain()
         self._out_schemas = (config.key_converter_schemas_enable, config.value_converter_schemas_enable)
         # One run id per process start, like Debezium's __debezium.context.runId (a UUIDv7).
-        self.context_headers = context_headers(config.topic_prefix, uuid7(), config.header_schemas)
+        # extended.headers.enabled=false: none (EventDispatcher.getExtendedHeaders).
+        self.context_headers = context_headers(config.topic_prefix, uuid7(), config.header_schemas) \
+            if config.extended_headers_enabled else []
         if self._chain is not None:
             config = config.model_copy(update={"key_converter_schemas_enable": True,
                                                "value_converter_schemas_enable": True})
@@ -267,6 +269,12 @@ class Connector:
             stored = done
         if not streams:  # snapshot.mode=initial_only, or configuration_based without start.stream
             return None, None, None
+        # streaming.delay.ms: after a snapshot that ran, as ChangeEventSourceCoordinator.delayStreamingIfNeeded.
+        if wants_snapshot and c.streaming_delay_ms:
+            log.info("waiting %d ms before streaming starts (streaming.delay.ms)", c.streaming_delay_ms)
+            # Up to Long.MAX_VALUE ms, as Debezium takes; a wait longer than threading.TIMEOUT_MAX overflows.
+            if self._stop.wait(min(c.streaming_delay_ms / 1000, threading.TIMEOUT_MAX)):
+                return None, None, None
         resume = ResumePoint.from_offset(stored) if stored else None
         if resume:
             log.info("resuming from stored offset lsn=%s lsn_commit=%s", format_lsn(resume.lsn),
@@ -288,7 +296,7 @@ class Connector:
             resume=resume, context_headers=self.context_headers,
             message_filter=c.keeps_message if c.message_prefix_include_list or c.message_prefix_exclude_list else None,
             transaction_topic=c.transaction_topic, streaming_snapshot=tables_settings.source_snapshot,
-            binary_mode=c.binary_handling_mode,
+            binary_mode=c.binary_handling_mode, skip_unchanged=c.skip_messages_without_change,
             # rows alone to the chain's compiled path; not when a tap must see each envelope first
             rows=sink.row_sender if isinstance(sink, TransformingSink) else None,
             # events as their parts to the value converter's own writer (Confluent's AvroConverter)

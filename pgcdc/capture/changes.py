@@ -53,8 +53,10 @@ class ChangeCapture(SideRecords):
                  message_filter: Callable[[str], bool] | None = None,
                  transaction_topic: str | None = None, unpublished_operations: frozenset[str] = frozenset(),
                  streaming_snapshot: str | None = "false", binary_mode: str = "bytes",
-                 rows: RowSenders | None = None, events: EventSenders | None = None) -> None:
+                 rows: RowSenders | None = None, events: EventSenders | None = None,
+                 skip_unchanged: bool = False) -> None:
         self.sink = sink
+        self.skip_unchanged = skip_unchanged  # skip.messages.without.change
         self.streaming_snapshot = streaming_snapshot  # source.snapshot of streamed events (EnvelopeSettings)
         self.message_filter = message_filter  # message.prefix.include/exclude.list: True keeps the prefix
         self.lookup = tables
@@ -321,6 +323,11 @@ class ChangeCapture(SideRecords):
         if t is None:
             return
         after, before = t.update_rows(msg.new, msg.old, msg.old_kind, lsn)
+        # skip.messages.without.change: RelationalChangeRecordEmitter compares the old and new value Structs
+        # (captured columns, masked and truncated); without the whole old row (no REPLICA IDENTITY FULL) it has
+        # nothing to compare and emits. Compared as the bytes written, as the keys below.
+        if self.skip_unchanged and msg.old_kind == "O" and self._dumps(before) == self._dumps(after):
+            return
         key = t.key(after)
         # The keys are compared as the bytes written, as Debezium compares its key Structs by value: converted
         # values (a double is an orjson.Fragment) are not comparable themselves.

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import re
 
 import psycopg
 
 from pgcdc.config import ConnectorConfig
 from pgcdc.errors import SourceError
+
+log = logging.getLogger(__name__)
 
 
 def connect(config: ConnectorConfig, *, replication: bool = False) -> psycopg.Connection:
@@ -117,6 +120,8 @@ def check_objects(conn: psycopg.Connection, config: ConnectorConfig) -> None:
     if config.publication_autocreate_mode == "filtered" and not tables:
         raise SourceError("table.include.list/schema.include.list: no existing table matches the filters")
     slots.find_slot(conn, config)  # a slot of another plugin or database is refused by name
+    if config.guardrail_collections_max > 0:
+        check_guardrail(config, len(tables))
     # REPLICA IDENTITY NOTHING: once the table is published, PostgreSQL rejects its UPDATEs and DELETEs
     # ("cannot update table ... because it does not have a replica identity and publishes updates").
     nothing = conn.execute(
@@ -129,6 +134,20 @@ def check_objects(conn: psycopg.Connection, config: ConnectorConfig) -> None:
                 f"table {schema}.{table}: REPLICA IDENTITY NOTHING: PostgreSQL rejects its UPDATEs and DELETEs "
                 f"once published (ALTER TABLE {schema}.{table} REPLICA IDENTITY FULL, add a primary key, or "
                 f"leave it out with table.exclude.list)")
+
+
+def check_guardrail(config: ConnectorConfig, count: int) -> None:
+    """guardrail.collections.max, checked at each start as PostgresConnectorTask.validateGuardrailLimits: the
+    number of captured tables (slot.captured_tables: partitions count, as in Debezium) against the limit; a
+    table created later is not checked, as in Debezium."""
+    limit = config.guardrail_collections_max
+    if count <= limit:
+        return
+    message = (f"guardrail.collections.max: Guardrail limit exceeded: {count} tables/collections configured for "
+               f"capture, but maximum allowed is {limit}.")
+    if config.guardrail_collections_limit_action == "fail":
+        raise SourceError(message + " (guardrail.collections.limit.action=fail)")
+    log.warning("%s", message)
 
 
 def max_proto_version(server_version_num: int) -> int:
