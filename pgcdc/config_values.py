@@ -130,14 +130,20 @@ DEFAULT_MAX_BATCH_SIZE = 2048
 DEFAULT_MAX_QUEUE_SIZE = 8192
 
 
-def problems(props: Mapping[str, str]) -> list[str]:
-    """One line per property whose value Debezium would refuse, naming the property and the value."""
+def refused(rules: Mapping[str, Rule], props: Mapping[str, str]) -> list[str]:
+    """One line per property of `props` its rule refuses, naming the property and the value."""
     out = []
-    for name, rule in RULES.items():
+    for name, rule in rules.items():
         if name in props:
             why = rule(props[name])
             if why:
                 out.append(f"{name}: {why} (got {props[name]!r})")
+    return out
+
+
+def problems(props: Mapping[str, str]) -> list[str]:
+    """One line per property whose value Debezium would refuse, naming the property and the value."""
+    out = refused(RULES, props)
     # CommonConnectorConfig.validateMaxQueueSize: the queue must hold more than one batch.
     queue, batch = _int(props.get("max.queue.size", ""), 32), _int(props.get("max.batch.size", ""), 32)
     queue = DEFAULT_MAX_QUEUE_SIZE if "max.queue.size" not in props else queue

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from pgcdc.config_values import BOOLEAN, NON_NEGATIVE_LONG, Rule, _metric_tags, _number, one_of
+from pgcdc.config_values import BOOLEAN, NON_NEGATIVE_LONG, Rule, _metric_tags, _number, one_of, refused
 from pgcdc.plugin_version import connector_version_problem, converter_version_problem
 
 POSITIVE_LONG = _number(64, 1, "a positive integer")
@@ -185,12 +185,7 @@ RULES: dict[str, Rule] = {**{name: rule for name, (rule, _) in INERT.items() if 
 
 def problems(props: Mapping[str, str]) -> list[str]:
     """One line per value Connect or Debezium would refuse, or pgcdc cannot honour, naming property and value."""
-    out = []
-    for name, rule in RULES.items():
-        if name in props:
-            why = rule(props[name])
-            if why:
-                out.append(f"{name}: {why} (got {props[name]!r})")
+    out = refused(RULES, props)
     if props.get("snapshot.query.mode", "").strip().lower() == "custom":
         name = props.get("snapshot.query.mode.custom.name", "")
         if not name.strip():  # CommonConnectorConfig.SNAPSHOT_QUERY_MODE_CUSTOM_NAME's validator

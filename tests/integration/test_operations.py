@@ -218,25 +218,32 @@ def test_failover_slot_needs_postgresql_17(pg: PostgresCluster, dbname: str) -> 
         assert pg.execute(f"SELECT 1 FROM pg_replication_slots WHERE slot_name = 'slot_{dbname}'") == []
 
 
-@pytest.mark.parametrize("policy", ["fail", "warn"])
-def test_offset_behind_the_slot(pg: PostgresCluster, dbname: str, tmp_path: Path, policy: str, caplog: Any) -> None:
+# pgcdc's own policy, and Debezium's offset.mismatch.strategy mapped onto it: trust_offset stops (the slot moved
+# past what was delivered), trust_slot and trust_greater_lsn stream on from the slot with a warning.
+@pytest.mark.parametrize("props, fails", [
+    ({"pgcdc.offset.behind.slot": "fail"}, True), ({"pgcdc.offset.behind.slot": "warn"}, False),
+    ({"offset.mismatch.strategy": "trust_offset"}, True), ({"offset.mismatch.strategy": "trust_slot"}, False),
+    ({"offset.mismatch.strategy": "trust_greater_lsn"}, False)])
+def test_offset_behind_the_slot(pg: PostgresCluster, dbname: str, tmp_path: Path, props: dict[str, str],
+                                fails: bool, caplog: Any) -> None:
     from pgcdc.offsets import offset_key
     from pgcdc.offsets.file import FileOffsetStore
 
     pg.execute("CREATE TABLE t (id int PRIMARY KEY)", dbname)
     path = str(tmp_path / "offsets.dat")
-    props = {"offset.storage": "file", "offset.storage.file.filename": path, "pgcdc.offset.behind.slot": policy}
-    config = make_config(pg, dbname, **props)
+    config = make_config(pg, dbname, **{"offset.storage": "file", "offset.storage.file.filename": path, **props})
     store = FileOffsetStore(path, offset_key(config.name, config.topic_prefix))
     with Running(config, sink=MemorySink()):
         pg.execute("INSERT INTO t VALUES (1)", dbname)
         wait_for(lambda: store.load() is not None, 20, "an offset")
     good = store.load() or {}
     store.store({**good, "lsn": good["lsn"] - 100, "lsn_proc": good["lsn"] - 100, "lsn_commit": good["lsn"] - 100})
-    if policy == "fail":
-        with pytest.raises(SourceError, match="bytes behind slot .*pgcdc.offset.behind.slot=warn"):
+    if fails:
+        with pytest.raises(SourceError, match="100 bytes behind slot .*pgcdc.offset.behind.slot=warn"):
             Connector(config, sink=MemorySink()).run()
     else:
-        with caplog.at_level(logging.WARNING), Running(config, sink=MemorySink()):
-            pass
+        sink = MemorySink()
+        with caplog.at_level(logging.WARNING), Running(config, sink=sink):
+            pg.execute("INSERT INTO t VALUES (2)", dbname)
+            wait_for(lambda: any(r["topic"] == "test.public.t" for r in sink.records), 20, "the next row")
         assert any("100 bytes behind slot" in r.getMessage() for r in caplog.records)
