@@ -108,7 +108,8 @@ def test_records_go_out_under_the_id_the_registry_gave_the_subject() -> None:
 
 
 @pytest.mark.parametrize("option, value, message", [
-    ("decimal.format", "NUMERIC", "only base64"),
+    ("decimal.format", "NUMERIC", "NUMERIC is not supported yet"),
+    ("decimal.format", "hex", r"must be one of \(case insensitive\): BASE64, NUMERIC"),
     ("json.fail.invalid.schema", "true", "only false"),
     ("json.indent.output", "true", "only false"),
     ("object.additional.properties", "maybe", "must be true or false"),
