@@ -88,3 +88,12 @@ def test_the_converter_options_reach_the_schema_and_the_filler() -> None:
     msg = form.message_class()
     form.fill(msg, RECORDED["connect"]["payload"])
     assert msg.after.HasField("s") and msg.after.s.value == RECORDED["connect"]["payload"]["after"]["s"]
+
+
+def test_two_fields_scrubbed_to_one_name_are_refused_with_that_name() -> None:
+    """`a-b` and `a b` both scrub to `a_b`: the descriptor does not build (as DynamicSchema.build fails in
+    Confluent's converter); the converting sink turns this into its one line."""
+    schema = {"type": "struct", "name": "dbserver1.public.dup.Value", "optional": False, "fields": [
+        {"field": "a-b", "type": "int32", "optional": True}, {"field": "a b", "type": "int32", "optional": True}]}
+    with pytest.raises(TypeError, match=r"duplicate field name \(a_b\)"):
+        protobuf_form(schema, ProtobufOptions(scrub_invalid_names=True))
