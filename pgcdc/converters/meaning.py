@@ -20,7 +20,9 @@ MEANING: dict[str, str] = {
     "schema.registry.url": "required; one or more comma-separated URLs (user:password@ in a URL is basic auth; "
                            "`mock://<scope>` is confluent-kafka's in-memory registry, for tests)",
     "auto.register.schemas": "register a record's schema (default true); false: look it up, it must be registered",
-    "use.latest.version": "write with the subject's latest schema id (default false; ProtobufConverter: only false)",
+    "use.latest.version": "with auto.register.schemas=false: write with the subject's latest schema id (default "
+                          "false; registering comes first, as in Confluent's serializers; ProtobufConverter: not yet "
+                          "with auto.register.schemas=false)",
     "latest.compatibility.strict": "with use.latest.version: the registry must find the record's schema compatible "
                                    "with the latest (default true)",
     "key.subject.name.strategy": "TopicNameStrategy (default), RecordNameStrategy or TopicRecordNameStrategy "

@@ -234,8 +234,10 @@ AVRO_OPTION_SCENARIOS: dict[str, tuple[str, dict[str, str], list[str], dict[str,
     "connect_meta_data_false_modes": (";".join([TYPES_SETUP, *TYPES_WORKLOAD[:4]]),
                                       SCENARIOS["types_double_micro_hex"][1], TYPES_WORKLOAD[4:],
                                       {"connect.meta.data": "false"}),
+    # with use.latest.version, which Confluent's serializer ignores while auto.register.schemas is true (default)
     "enhanced_avro_schema_support": (";".join([MORE_SETUP, *MORE_WORKLOAD[:1]]), SCENARIOS["types_more_modes"][1],
-                                     MORE_WORKLOAD[1:], {"enhanced.avro.schema.support": "true"}),
+                                     MORE_WORKLOAD[1:], {"enhanced.avro.schema.support": "true",
+                                                         "use.latest.version": "true"}),
     "scrub_invalid_names": (SCRUB_SETUP, {}, SCRUB_WORKLOAD, {"scrub.invalid.names": "true"}),
 }
 

@@ -259,8 +259,10 @@ PROTOBUF_OPTION_SCENARIOS: dict[str, tuple[str, dict[str, str], list[str], dict[
                                   {"wrapper.for.nullables": "true", "optional.for.nullables": "true",
                                    "enhanced.protobuf.schema.support": "true", "optional.for.proto2": "false",
                                    "reference.lookup.only": "true"}),
+    # use.latest.version with auto.register.schemas (the default): Confluent's registers, so the record's schema.
     "scrub_invalid_names": (SCRUB_SETUP, {}, SCRUB_WORKLOAD, {"scrub.invalid.names": "true",
-                                                              "wrapper.for.nullables": "true"}),
+                                                              "wrapper.for.nullables": "true",
+                                                              "use.latest.version": "true"}),
 }
 
 

@@ -98,11 +98,13 @@ BAD = [
      "header.converter: io.debezium.converters.CloudEventsConverter cannot be a header converter"),
     ({"value.converter": PROTOBUF}, "value.converter.schema.registry.url: required by " + PROTOBUF),
     *[({**PROTO_REG, f"value.converter.{name}": value}, f"value.converter.{name}: only {only} is supported yet")
-      for name, value, only in (("use.latest.version", "true", "false"), ("skip.known.types", "false", "true"),
+      for name, value, only in (("skip.known.types", "false", "true"),
                                 ("normalize.schemas", "true", "false"))],
     *[({**PROTO_REG, f"value.converter.{name}": "yes"}, f"value.converter.{name}: must be true or false")
       for name in ("wrapper.for.nullables", "optional.for.nullables", "enhanced.protobuf.schema.support",
                    "scrub.invalid.names", "optional.for.proto2", "reference.lookup.only")],
+    ({**PROTO_REG, "value.converter.use.latest.version": "true", "value.converter.auto.register.schemas": "false"},
+     f"value.converter.use.latest.version: true is not supported yet with auto.register.schemas=false by {PROTOBUF}"),
     ({**REG, "value.converter.scrub.invalid.names": "true", "value.converter.use.latest.version": "true"},
      "value.converter.scrub.invalid.names: true is not supported yet with use.latest.version=true"),
     ({**REG, "value.converter.connect.meta.data": "no"}, "value.converter.connect.meta.data: must be true or false"),
@@ -284,6 +286,7 @@ def test_use_latest_version_writes_with_the_latest_schema() -> None:
     _send(ConvertingSink(inner, None, first), _events([("id", "int4"), ("v", "text")]), ["1", "x"])
     latest = build_config({**BASE, **REG, "value.converter.schema.registry.url": "mock://latest",
                            "value.converter.use.latest.version": "true",
+                           "value.converter.auto.register.schemas": "false",
                            "value.converter.latest.compatibility.strict": "false"})
     _, value, _ = make_converters(latest, lambda: False)
     assert value is not None
@@ -292,6 +295,21 @@ def test_use_latest_version_writes_with_the_latest_schema() -> None:
     assert inner.records[0][2] is not None and inner.records[1][2] is not None
     assert inner.records[1][2][:5] == inner.records[0][2][:5]
     assert first.registrations == 1  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("cls", [AVRO, PROTOBUF])
+def test_use_latest_version_with_auto_register_registers(cls: str) -> None:
+    """Confluent's serializers register first when auto.register.schemas is true (the default), so
+    use.latest.version=true on a subject nothing is registered under yet writes the record's own schema (measured
+    with both converters: tests/conformance, the `use.latest.version` option scenarios)."""
+    config = build_config({**BASE, "value.converter": cls, "value.converter.schema.registry.url": f"mock://fresh-{cls}",
+                           "value.converter.use.latest.version": "true"})
+    _, value, _ = make_converters(config, lambda: True)  # stopping: a registry error would end the send at once
+    assert value is not None
+    inner = ListSink()
+    _send(ConvertingSink(inner, None, value), _events([("id", "int4"), ("v", "text")]), ["1", "x"])
+    assert inner.records[0][2] is not None and inner.records[0][2][:1] == b"\x00"
+    assert value.client.get_latest_version("dbserver1.public.t-value")  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("name, scrubbed", [
