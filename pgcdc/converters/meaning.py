@@ -21,7 +21,9 @@ MEANING: dict[str, str] = {
     "schema.registry.url": "required; one or more comma-separated URLs (user:password@ in a URL is basic auth; "
                            "`mock://<scope>` is confluent-kafka's in-memory registry, for tests)",
     "auto.register.schemas": "register a record's schema (default true); false: look it up, it must be registered",
-    "use.latest.version": "write with the subject's latest schema id (default false; ProtobufConverter: only false)",
+    "use.latest.version": "with auto.register.schemas=false: write with the subject's latest schema id (default "
+                          "false; registering comes first, as in Confluent's serializers; ProtobufConverter: not yet "
+                          "with auto.register.schemas=false)",
     "latest.compatibility.strict": "with use.latest.version: the registry must find the record's schema compatible "
                                    "with the latest (default true)",
     "key.subject.name.strategy": "TopicNameStrategy (default), RecordNameStrategy or TopicRecordNameStrategy "
@@ -65,8 +67,11 @@ MEANING: dict[str, str] = {
                                    "`avro.java.string` property; measured)",
     "scrub.invalid.names": "AvroConverter: a record, namespace or field name Avro refuses is scrubbed as "
                            "Confluent's converter does (`c-1` -> `c_1`, `1st` -> `x1st`, `é` -> `_C3_A9`) instead "
-                           "of stopping the connector (default false; not with use.latest.version); "
-                           "ProtobufConverter, JsonSchemaConverter: only `false`",
+                           "of stopping the connector (default false; not with use.latest.version and "
+                           "auto.register.schemas=false); "
+                           "ProtobufConverter: field, message and package names scrubbed as its ProtobufData does "
+                           "(`c-1` -> `c_1`, `1st` -> `x1st`, `_ok` -> `x_ok`, `é` -> `_C3_A9`; default false); "
+                           "JsonSchemaConverter: only `false`",
     "serializer.type": "CloudEvents: `json` (default) or `avro` (the event through the `avro.*` AvroConverter)",
     "data.serializer.type": "CloudEvents: the `data` attribute in `json` (default) or `avro` (Confluent wire "
                             "bytes, registered under `<topic>-data` with avro/avro, `<topic>` with json/avro)",
@@ -89,13 +94,19 @@ MEANING: dict[str, str] = {
               "written in `dataschema`) Apicurio's AvroConverter and its `avro.apicurio.registry.*` options "
               "(`auto-register` must be `true`); else Confluent's AvroConverter (`avro.schema.registry.url`, "
               "required with Avro, also written in `dataschema`; auth, subject strategies, …)",
-    "enhanced.protobuf.schema.support": "only `false`, the default",
-    "optional.for.nullables": "only `false`, the default (a nullable field is a plain proto3 field)",
-    "optional.for.proto2": "only `false`, the default",
-    "wrapper.for.nullables": "only `false`, the default (no google.protobuf wrappers for nullable fields)",
+    "enhanced.protobuf.schema.support": "true or false, the same schemas and bytes (measured; it changes only how "
+                                        "Confluent's converter reads records back)",
+    "optional.for.nullables": "true labels a nullable field that is not an array or a map `optional` (proto3 "
+                              "presence; written `[deprecated = false]` as Confluent's does): a zero, empty or false "
+                              "value is then written and a null is not (default false: a plain proto3 field)",
+    "optional.for.proto2": "no effect (it changes only how records are read back; Confluent's default true)",
+    "wrapper.for.nullables": "true writes a nullable scalar field, array item, map key or value as a google.protobuf "
+                             "wrapper message (`Int32Value` for int8/16/32, `Int64Value`, `StringValue`, …; Connect's "
+                             "Decimal, Date, Time, Timestamp keep their types), so a null differs from a zero "
+                             "(default false)",
     "wrapper.for.raw.primitives": "no effect (pgcdc's records are structs, never raw primitives)",
     "skip.known.types": "only `true`, the default (well-known imports are not registered as references)",
-    "reference.lookup.only": "only `false`, the default",
+    "reference.lookup.only": "no effect: with skip.known.types=true there are no references to look up",
     "object.additional.properties": "JsonSchemaConverter: false writes `\"additionalProperties\":false` in every "
                                     "object schema (default true)",
     "use.optional.for.nonrequired": "JsonSchemaConverter: no effect (reading only)",

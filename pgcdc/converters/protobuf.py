@@ -16,7 +16,7 @@ from typing import Any
 
 from confluent_kafka.serialization import SerializationContext
 
-from pgcdc.converters.protobuf_schema import protobuf_schema
+from pgcdc.converters.protobuf_schema import DEFAULTS, ProtobufOptions, protobuf_schema, scrub_name
 from pgcdc.converters.protobuf_values import filler
 from pgcdc.converters.subjects import HEADER, RegistryConverter
 from pgcdc.converters.settings import ConverterSpec
@@ -36,9 +36,18 @@ class ProtobufForm:
     fill: Callable[[Any, Any], None]
 
 
-def protobuf_form(connect_schema: dict[str, Any]) -> ProtobufForm:
-    text, full_name, cls = protobuf_schema(connect_schema)
-    return ProtobufForm(text, full_name, cls, filler(connect_schema, cls.DESCRIPTOR))
+def protobuf_form(connect_schema: dict[str, Any], options: ProtobufOptions = DEFAULTS) -> ProtobufForm:
+    text, full_name, cls = protobuf_schema(connect_schema, options)
+    names = scrub_name if options.scrub_invalid_names else (lambda name: name)
+    return ProtobufForm(text, full_name, cls, filler(connect_schema, cls.DESCRIPTOR, names))
+
+
+def protobuf_options(spec: ConverterSpec) -> ProtobufOptions:
+    """The options of ProtobufDataConfig that change the schema or the bytes (enhanced.protobuf.schema.support and
+    optional.for.proto2 change only how records are read back)."""
+    return ProtobufOptions(wrapper_for_nullables=spec.get("wrapper.for.nullables", False),
+                           optional_for_nullables=spec.get("optional.for.nullables", False),
+                           scrub_invalid_names=spec.get("scrub.invalid.names", False))
 
 
 class ProtobufConverter(RegistryConverter):
@@ -48,12 +57,13 @@ class ProtobufConverter(RegistryConverter):
         super().__init__(spec, stopping)
         # Registered text -> its form: the message class a reader of this process's records parses them with.
         self.forms: dict[str, ProtobufForm] = {}
+        self.options = protobuf_options(spec)
 
     def prepare(self, schema: dict[str, Any] | None) -> PreparedProtobuf:
         if schema is None:
             raise SinkError(f"{self.side}.converter: io.confluent.connect.protobuf.ProtobufConverter needs the "
                             "record's schema")
-        form = protobuf_form(schema)
+        form = protobuf_form(schema, self.options)
         self.forms[form.text] = form
         return PreparedProtobuf(self, form)
 

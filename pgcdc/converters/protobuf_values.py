@@ -1,7 +1,9 @@
 """Values in JsonConverter's JSON form -> the fields of a Protobuf message, as Confluent 7.0.16's
 ProtobufData.fromConnectData sets them: nulls and empty arrays left unset (proto3 then writes nothing for a zero or
 empty value either), a struct set even when all its fields are at their defaults, Connect's Decimal as
-confluent.type.Decimal with BigDecimal's precision, Date/Time/Timestamp as Java's calendar splits them. A null
+confluent.type.Decimal with BigDecimal's precision, Date/Time/Timestamp as Java's calendar splits them; a
+wrapper-typed field (wrapper.for.nullables) set to a wrapper holding the value, and a proto3 `optional` field
+(optional.for.nullables) set even to zero or empty, so both write a present field for every non-null value. A null
 array element and a non-empty array of maps fail, as they fail Confluent's converter.
 """
 
@@ -11,7 +13,10 @@ import base64
 from collections.abc import Callable
 from typing import Any
 
-from pgcdc.converters.protobuf_schema import LOGICAL, DECIMAL
+from pgcdc.converters.protobuf_schema import DECIMAL, LOGICAL, WRAPPERS
+
+Names = Callable[[str], str]  # a Connect field name -> the Protobuf field's (scrub.invalid.names)
+_WRAPPER_NAMES = frozenset(WRAPPERS.values())
 
 
 class NullElement(ValueError):
@@ -80,18 +85,28 @@ def _decimal_setter(scale: int) -> Callable[[Any, Any], None]:
     return set_decimal
 
 
-def _message_setter(s: dict[str, Any], desc: Any) -> Callable[[Any, Any], None]:
-    """Fills a message of descriptor `desc` (a struct, a map entry or a logical type) from a value of `s`."""
+def _wrapper_setter(t: str) -> Callable[[Any, Any], None]:
+    conv = _SCALAR_VALUE.get(t)
+    if conv is None:
+        return lambda msg, v: setattr(msg, "value", v)
+    return lambda msg, v: setattr(msg, "value", conv(v))
+
+
+def _message_setter(s: dict[str, Any], desc: Any, names: Names) -> Callable[[Any, Any], None]:
+    """Fills a message of descriptor `desc` (a struct, a map entry, a logical type or a wrapper) from a value of
+    `s`."""
+    if desc.full_name in _WRAPPER_NAMES:
+        return _wrapper_setter(s["type"])
     name = s.get("name")
     if name == DECIMAL:
         return _decimal_setter(int((s.get("parameters") or {}).get("scale", 0)))
     if name in LOGICAL:
         return {"google.type.Date": _set_date, "google.type.TimeOfDay": _set_time,
                 "google.protobuf.Timestamp": _set_timestamp}[LOGICAL[name]]
-    return filler(s, desc)
+    return filler(s, desc, names)
 
 
-def _field_setter(s: dict[str, Any], fd: Any) -> Callable[[Any, Any], None]:
+def _field_setter(s: dict[str, Any], fd: Any, names: Names) -> Callable[[Any, Any], None]:
     """(message, value) -> None for a non-null value of field schema `s` and field descriptor `fd`."""
     attr = fd.name
     t = s["type"]
@@ -102,7 +117,7 @@ def _field_setter(s: dict[str, Any], fd: Any) -> Callable[[Any, Any], None]:
                 raise ValueError(f"field {attr}: an array of maps (Confluent's converter fails on it)")
             return refuse
         if fd.message_type is not None:
-            sub = _message_setter(items, fd.message_type)
+            sub = _message_setter(items, fd.message_type, names)
 
             def add_messages(msg: Any, v: Any) -> None:
                 if None in v:
@@ -120,8 +135,8 @@ def _field_setter(s: dict[str, Any], fd: Any) -> Callable[[Any, Any], None]:
         return extend
     if t == "map":
         entry = fd.message_type
-        key = _field_setter(s["keys"], entry.fields_by_name["key"])
-        value = _field_setter(s["values"], entry.fields_by_name["value"])
+        key = _field_setter(s["keys"], entry.fields_by_name["key"], names)
+        value = _field_setter(s["values"], entry.fields_by_name["value"], names)
         string_keys = s["keys"]["type"] == "string" and not s["keys"].get("optional", False)
 
         def add_entries(msg: Any, v: Any) -> None:
@@ -134,11 +149,12 @@ def _field_setter(s: dict[str, Any], fd: Any) -> Callable[[Any, Any], None]:
                     value(e, x)
         return add_entries
     if fd.message_type is not None:
-        sub = _message_setter(s, fd.message_type)
+        sub = _message_setter(s, fd.message_type, names)
 
         def set_message(msg: Any, v: Any) -> None:
             child = getattr(msg, attr)
-            child.SetInParent()  # present even when every field is at its default, as Java's builder sets it
+            child.SetInParent()  # present even when every field is at its default (a wrapper of 0 too), as Java's
+            # builder sets it
             sub(child, v)
         return set_message
     conv = _SCALAR_VALUE.get(t)
@@ -147,8 +163,12 @@ def _field_setter(s: dict[str, Any], fd: Any) -> Callable[[Any, Any], None]:
     return lambda msg, v: setattr(msg, attr, conv(v))
 
 
-def filler(s: dict[str, Any], desc: Any) -> Callable[[Any, Any], None]:
-    work = [(f["field"], _field_setter(f, desc.fields_by_name[f["field"]])) for f in s["fields"]]
+def _same(name: str) -> str:
+    return name
+
+
+def filler(s: dict[str, Any], desc: Any, names: Names = _same) -> Callable[[Any, Any], None]:
+    work = [(f["field"], _field_setter(f, desc.fields_by_name[names(f["field"])], names)) for f in s["fields"]]
 
     def fill(msg: Any, value: Any) -> None:
         for name, setter in work:

@@ -174,13 +174,16 @@ OPTIONS: dict[str, dict[str, Check]] = {
     **{cls: {**_COMMON, "delegate.converter.type": _class} for cls in (DBZ_BINARY, DBZ_BYTE_ARRAY)},
     AVRO: {**_COMMON, **REGISTRY, **_SERDE, "connect.meta.data": _bool, "enhanced.avro.schema.support": _bool,
            "scrub.invalid.names": _bool, "avro.remove.java.properties": _bool, "normalize.schemas": _bool},
-    # ProtobufConverter writes with the schema it derives; taking the subject's latest would need the message
-    # re-encoded for that schema, which it does not do yet.
-    PROTOBUF: {**_COMMON, **REGISTRY, **_SERDE, "use.latest.version": _only("false"),
-               "enhanced.protobuf.schema.support": _only("false"), "optional.for.nullables": _only("false"),
-               "optional.for.proto2": _only("false"), "wrapper.for.nullables": _only("false"),
+    # ProtobufConverter writes with the schema it derives; with use.latest.version (and auto.register.schemas=false)
+    # Confluent's writes the latest schema's id and the message's index in it, which pgcdc does not look up yet
+    # (refused in converter_specs). skip.known.types=false registers
+    # the well-known imports as references, which pgcdc does not do yet; with them skipped (the default) there are
+    # no references, so reference.lookup.only has nothing to look up.
+    PROTOBUF: {**_COMMON, **REGISTRY, **_SERDE,
+               "enhanced.protobuf.schema.support": _bool, "optional.for.nullables": _bool,
+               "optional.for.proto2": _bool, "wrapper.for.nullables": _bool, "scrub.invalid.names": _bool,
                "wrapper.for.raw.primitives": _bool, "skip.known.types": _only("true"),
-               "reference.lookup.only": _only("false")},
+               "reference.lookup.only": _bool},
     # JsonSchemaConverter 7.0.16 reads JsonSchemaDataConfig, KafkaJsonSchemaSerializerConfig and its deserializer's
     # config; the value is written from the envelope's JsonConverter payload, which is BASE64 decimals and
     # compact JSON, and never validated against the schema (json.fail.invalid.schema: Confluent's then fails
@@ -334,9 +337,14 @@ def converter_specs(classes: Mapping[str, str], props: Mapping[str, str]) -> dic
         spec = ConverterSpec(side, cls, tuple(options), delegate)
         if cls in REGISTRY_CLASSES and not spec.get("schema.registry.url"):
             raise ConfigError(f"{prefix}schema.registry.url: required by {cls}")
-        if cls == AVRO and spec.get("scrub.invalid.names") and spec.get("use.latest.version"):
+        if cls == AVRO and spec.get("scrub.invalid.names") and spec.get("use.latest.version") \
+                and not spec.get("auto.register.schemas", True):
             # The subject's latest text has scrubbed names; the records' values are keyed by Connect's.
-            raise ConfigError(f"{prefix}scrub.invalid.names: true is not supported yet with use.latest.version=true")
+            raise ConfigError(f"{prefix}scrub.invalid.names: true is not supported yet with use.latest.version=true "
+                              "and auto.register.schemas=false")
+        if cls == PROTOBUF and spec.get("use.latest.version") and not spec.get("auto.register.schemas", True):
+            raise ConfigError(f"{prefix}use.latest.version: true is not supported yet with auto.register.schemas="
+                              f"false by {cls}")
         if cls == CLOUDEVENTS:
             _check_cloudevents(spec, prefix)
         if cls in APICURIO_CLASSES and not spec.get(_A + "url"):

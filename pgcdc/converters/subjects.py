@@ -50,7 +50,9 @@ class RegistryConverter:
         name = "key.subject.name.strategy" if spec.is_key else "value.subject.name.strategy"
         self.strategy = _STRATEGIES[spec.get(name, "io.confluent.kafka.serializers.subject.TopicNameStrategy")]
         self.auto_register = spec.get("auto.register.schemas", True)
-        self.use_latest = spec.get("use.latest.version", False)
+        # Confluent's serializers register first (AbstractKafka*Serializer.serializeImpl): use.latest.version
+        # applies only with auto.register.schemas=false.
+        self.use_latest = spec.get("use.latest.version", False) and not self.auto_register
         self.latest_strict = spec.get("latest.compatibility.strict", True)
         self.stopping = stopping
         self.side = spec.side

@@ -6,9 +6,11 @@ message index [0]) and becomes a class through pgcdc.converters.protobuf_schema,
 uses. The Connect schema follows io.confluent.connect.protobuf.ProtobufData.toConnectSchema (Confluent 7.0.16,
 defaults): confluent.type.Decimal, google.type.Date, google.type.TimeOfDay and google.protobuf.Timestamp are
 Connect's Decimal, Date, Time and Timestamp; `(confluent.field_meta)` gives int8/int16 and a decimal's precision
-and scale; a repeated `…Entry` message of `key = 1`, `value = 2` is a map; every field is optional. What the text
-does not hold, Debezium's semantic names (io.debezium.time.MicroTimestamp, ...) and nulls of scalar fields
-(proto3 writes its default), is not in the records either (docs/spark.md, "Protobuf").
+and scale; a repeated `…Entry` message of `key = 1`, `value = 2` is a map; every field is optional. A
+google.protobuf wrapper (`wrapper.for.nullables=true`) is its scalar, null when unset; an `optional` field
+(`optional.for.nullables=true`) is null when unset. What the text does not hold, Debezium's semantic names
+(io.debezium.time.MicroTimestamp, ...) and, without wrappers or `optional`, nulls of scalar fields (proto3 writes
+its default), is not in the records either (docs/spark.md, "Protobuf").
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from proto_schema_parser import ast
 from proto_schema_parser.parser import Parser
 
-from pgcdc.converters.protobuf_schema import _IMPORTS, DECIMAL, _Field, _Message, _message_class
+from pgcdc.converters.protobuf_schema import _IMPORTS, DECIMAL, WRAPPERS, _Field, _Message, _message_class
 
 _EPOCH_DAY = datetime.date(1970, 1, 1).toordinal()
 _FD = FieldDescriptor
@@ -32,6 +34,10 @@ _SCALAR = {_FD.TYPE_INT32: "int32", _FD.TYPE_SINT32: "int32", _FD.TYPE_SFIXED32:
            _FD.TYPE_SFIXED64: "int64", _FD.TYPE_UINT64: "int64", _FD.TYPE_FIXED64: "int64",
            _FD.TYPE_FLOAT: "float", _FD.TYPE_DOUBLE: "double", _FD.TYPE_BOOL: "boolean", _FD.TYPE_STRING: "string",
            _FD.TYPE_BYTES: "bytes"}
+
+
+# A google.protobuf wrapper -> the Connect type it holds (int8/int16 are Int32Value with a `connect.type` parameter).
+_WRAPPED = {wrapper: t for t, wrapper in WRAPPERS.items() if t not in ("int8", "int16")}
 
 
 def _date(m: Any) -> int:
@@ -99,7 +105,8 @@ def _message(node: ast.Message, params: dict[tuple[str, str], dict[str, str]], s
         if isinstance(element, ast.Message):
             msg.nested.append(_message(element, params, f"{scope}.{node.name}"))
         elif isinstance(element, ast.Field):
-            label = "repeated" if element.cardinality == ast.FieldCardinality.REPEATED else None
+            label = {ast.FieldCardinality.REPEATED: "repeated",
+                     ast.FieldCardinality.OPTIONAL: "optional"}.get(element.cardinality)  # type: ignore[arg-type]
             msg.fields.append(_Field(label, element.type, element.name, element.number))
             params[(f"{scope}.{node.name}".lstrip("."), element.name)] = _params(element)
         else:
@@ -143,6 +150,8 @@ def _field_schema(f: FieldDescriptor, params: dict[tuple[str, str], dict[str, st
     if not single and f.is_repeated:
         return {"type": "array", "optional": True, "items": _field_schema(f, params, True)}
     p = params.get((f.containing_type.full_name, f.name), {})
+    if f.type == _FD.TYPE_MESSAGE and f.message_type.full_name in _WRAPPED:
+        return {"type": p.get("connect.type", _WRAPPED[f.message_type.full_name]), "optional": True}
     if f.type == _FD.TYPE_MESSAGE:
         logical = _LOGICAL.get(f.message_type.full_name)
         if logical is None:
@@ -169,6 +178,10 @@ def _reader(desc: Descriptor) -> Callable[[Any], dict[str, Any]]:
 
 def _value_reader(f: FieldDescriptor) -> Callable[[Any], Any]:
     """One value of the field's type (not repeated) -> its JSON value."""
+    if f.type == _FD.TYPE_MESSAGE and f.message_type.full_name == "google.protobuf.BytesValue":
+        return lambda m: base64.b64encode(m.value).decode()
+    if f.type == _FD.TYPE_MESSAGE and f.message_type.full_name in _WRAPPED:
+        return lambda m: m.value
     if f.type == _FD.TYPE_MESSAGE:
         logical = _LOGICAL.get(f.message_type.full_name)
         return logical[1] if logical is not None else _reader(f.message_type)
@@ -181,11 +194,17 @@ def _field_reader(f: FieldDescriptor) -> Callable[[Any, str], Any]:
     value = _value_reader(f)
     if _is_map(f):
         k, v = (_value_reader(x) for x in f.message_type.fields)
+        if f.message_type.fields[1].type == _FD.TYPE_MESSAGE:  # an unset value (a wrapper's, a struct's) is null
+            def entry(e: Any, read: Callable[[Any], Any] = v) -> Any:
+                return read(e.value) if e.HasField("value") else None
+        else:
+            def entry(e: Any, read: Callable[[Any], Any] = v) -> Any:
+                return read(e.value)
         if f.message_type.fields[0].type == _FD.TYPE_STRING:  # JsonConverter: an object for string keys
-            return lambda msg, name: {e.key: v(e.value) for e in getattr(msg, name)}
-        return lambda msg, name: [[k(e.key), v(e.value)] for e in getattr(msg, name)]
+            return lambda msg, name: {e.key: entry(e) for e in getattr(msg, name)}
+        return lambda msg, name: [[k(e.key), entry(e)] for e in getattr(msg, name)]
     if f.is_repeated:
         return lambda msg, name: [value(x) for x in getattr(msg, name)]
-    if f.type == _FD.TYPE_MESSAGE:  # a message field has presence: unset is null
+    if f.has_presence:  # a message field, or an `optional` one: unset is null
         return lambda msg, name: value(getattr(msg, name)) if msg.HasField(name) else None
     return lambda msg, name: value(getattr(msg, name))

@@ -27,7 +27,7 @@ from pgcdc.errors import ConversionError
 from pgcdc.local import PostgresCluster
 from tests.conformance.compare import SNAPSHOT_FIELDS
 from tests.conformance.oracle import PROTOBUF, start_oracle, stop_oracle
-from tests.conformance.test_avro_vs_debezium import RawSink, _lines
+from tests.conformance.test_avro_vs_debezium import SCRUB_SETUP, SCRUB_WORKLOAD, RawSink, _lines
 from tests.conformance.test_debezium_streaming import (MORE_SETUP, MORE_WORKLOAD, SCENARIOS, TYPES_SETUP,
                                                         TYPES_WORKLOAD, run_workload, slot_active)
 from tests.conformance.test_types_more import BC_SETUP, BC_WORKLOAD, TIME_MODES
@@ -58,12 +58,14 @@ class ConvertEachSink(RawSink):
 
 
 def run_both(pg: PostgresCluster, dbname: str, tmp_path: Path, setup: str, props: dict[str, str],
-             workload: list[str], snapshot: bool = False) -> tuple[list[dict[str, Any]], list[dict[str, Any]],
-                                                                    dict[str, Any]]:
+             workload: list[str], snapshot: bool = False, options: dict[str, str] | None = None
+             ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+    """`options`: the ProtobufConverter's own options, for both sides' converters on both connectors."""
+    options = options or {}
     pg.execute(setup, dbname)
     theirs_path, ours_path = tmp_path / "debezium.jsonl", tmp_path / "pgcdc.jsonl"
     common = {"topic.prefix": "dbserver1", "snapshot.mode": "initial" if snapshot else "no_data", **props}
-    oracle = start_oracle({"name": "oracle", "avro": {"class": PROTOBUF, "key": {}, "value": {}}, "config": {
+    oracle = start_oracle({"name": "oracle", "avro": {"class": PROTOBUF, "key": options, "value": options}, "config": {
         **pg.connection_properties(dbname), **common, "slot.name": f"dbz_{dbname}",
         "publication.name": f"dbzpub_{dbname}"}}, theirs_path)
     try:
@@ -72,7 +74,7 @@ def run_both(pg: PostgresCluster, dbname: str, tmp_path: Path, setup: str, props
         config = make_config(pg, dbname, **{
             **common, "name": "pgcdc", "slot.name": f"pgcdc_{dbname}", "publication.name": f"pgcdcpub_{dbname}",
             "key.converter": PROTOBUF, "value.converter": PROTOBUF,
-            "converter.schema.registry.url": "mock://conformance"})
+            "converter.schema.registry.url": "mock://conformance", **{f"converter.{k}": v for k, v in options.items()}})
         key_conv, value_conv, _ = make_converters(config, lambda: False)
         sink = ConvertEachSink(ours_path, key_conv, value_conv)
         with Running(config, sink=ConvertingSink(sink, None, None)):  # converting already: not wrapped again
@@ -233,3 +235,40 @@ def test_a_null_array_element_stops_pgcdc_as_it_fails_confluents_converter(pg: P
     message = str(running.error)
     assert message == ("value.converter: topic dbserver1.public.arr: ProtobufConverter cannot write a record: "
                        "field a: a null array element (Confluent's converter fails on it)"), message
+
+
+# The converter's own options, each set on both connectors' converters: the zoo and the types table with rows at
+# the snapshot (the values without NULL elements, then zeros, empty text and bytes, the other integer limits and
+# -Infinity, which a wrapper or an `optional` field writes where a plain proto3 field writes nothing), then the
+# zoo's rows (NULL elements, NULL arrays, NaN) and the types workload streamed; one handling mode per option set.
+ZERO_ROWS = ["INSERT INTO t_types (i2, i4, i8, n, nv, r, d, b, t, vc, c, by, u, ai, at, nn) VALUES (0, 0, 0, 0, 0, 0, "
+             "'-Infinity', false, '', '', '', '', '00000000-0000-0000-0000-000000000000', '{0}', '{\"\"}', 0)",
+             "INSERT INTO t_types (i2, i4, i8, r, d) VALUES (32767, -2147483648, 9223372036854775807, '-Infinity', "
+             "-0.0)"]
+OPTION_SETUP = ";".join([SETUP, TYPES_SETUP, *(r.replace("VALUES (", "VALUES (1000 + ", 1) for r in VALUE_ROWS),
+                         *TYPES_WORKLOAD[:4], *ZERO_ROWS])
+OPTION_WORKLOAD = [*ROWS, *TYPES_WORKLOAD, *ZERO_ROWS]
+PROTOBUF_OPTION_SCENARIOS: dict[str, tuple[str, dict[str, str], list[str], dict[str, str]]] = {
+    "wrapper_for_nullables": (OPTION_SETUP, MODES["precise_bytes_json"], OPTION_WORKLOAD,
+                              {"wrapper.for.nullables": "true"}),
+    "optional_for_nullables": (OPTION_SETUP, {**MODES["double_hex_map"], "time.precision.mode": "connect"},
+                               OPTION_WORKLOAD, {"optional.for.nullables": "true"}),
+    # enhanced.protobuf.schema.support, optional.for.proto2 and reference.lookup.only: read back only, or nothing to
+    # look up without references: the same schemas and bytes.
+    "wrapper_optional_enhanced": (OPTION_SETUP, MODES["precise_urlsafe_map"], OPTION_WORKLOAD,
+                                  {"wrapper.for.nullables": "true", "optional.for.nullables": "true",
+                                   "enhanced.protobuf.schema.support": "true", "optional.for.proto2": "false",
+                                   "reference.lookup.only": "true"}),
+    # use.latest.version with auto.register.schemas (the default): Confluent's registers, so the record's schema.
+    "scrub_invalid_names": (SCRUB_SETUP, {}, SCRUB_WORKLOAD, {"scrub.invalid.names": "true",
+                                                              "wrapper.for.nullables": "true",
+                                                              "use.latest.version": "true"}),
+}
+
+
+@pytest.mark.parametrize("scenario", sorted(PROTOBUF_OPTION_SCENARIOS))
+def test_protobuf_converter_options_match_confluent(pg: PostgresCluster, dbname: str, tmp_path: Path,
+                                                   scenario: str) -> None:
+    setup, props, workload, options = PROTOBUF_OPTION_SCENARIOS[scenario]
+    ours, theirs, classes = run_both(pg, dbname, tmp_path, setup, props, workload, snapshot=True, options=options)
+    assert_same(scenario, ours, theirs, classes, snapshot=True)

@@ -55,6 +55,11 @@ GOOD = [  # (properties, (key schemas.enable, value schemas.enable), (key class,
      ("JsonConverter", "JsonConverter")),
     ({"key.converter": PROTOBUF, "value.converter": PROTOBUF, "converter.schema.registry.url": "mock://u",
       "converter.wrapper.for.raw.primitives": "true"}, (True, True), ("ProtobufConverter", "ProtobufConverter")),
+    ({"key.converter": PROTOBUF, "value.converter": PROTOBUF, "converter.schema.registry.url": "mock://u",
+      **{f"converter.{name}": "true" for name in ("wrapper.for.nullables", "optional.for.nullables",
+                                                  "enhanced.protobuf.schema.support", "scrub.invalid.names",
+                                                  "optional.for.proto2", "reference.lookup.only")}},
+     (True, True), ("ProtobufConverter", "ProtobufConverter")),
     ({"key.converter": STRING, "value.converter": STRING, "converter.converter.encoding": "ISO-8859-1"},
      (True, True), ("StringConverter", "StringConverter")),
     ({"value.converter": DBZ + "BinaryDataConverter", "value.converter.delegate.converter.type": STRING},
@@ -93,12 +98,17 @@ BAD = [
      "header.converter: io.debezium.converters.CloudEventsConverter cannot be a header converter"),
     ({"value.converter": PROTOBUF}, "value.converter.schema.registry.url: required by " + PROTOBUF),
     *[({**PROTO_REG, f"value.converter.{name}": value}, f"value.converter.{name}: only {only} is supported yet")
-      for name, value, only in (("use.latest.version", "true", "false"), ("wrapper.for.nullables", "true", "false"),
-                                ("optional.for.nullables", "true", "false"), ("skip.known.types", "false", "true"),
-                                ("enhanced.protobuf.schema.support", "true", "false"),
-                                ("scrub.invalid.names", "true", "false"))],
-    ({**REG, "value.converter.scrub.invalid.names": "true", "value.converter.use.latest.version": "true"},
-     "value.converter.scrub.invalid.names: true is not supported yet with use.latest.version=true"),
+      for name, value, only in (("skip.known.types", "false", "true"),
+                                ("normalize.schemas", "true", "false"))],
+    *[({**PROTO_REG, f"value.converter.{name}": "yes"}, f"value.converter.{name}: must be true or false")
+      for name in ("wrapper.for.nullables", "optional.for.nullables", "enhanced.protobuf.schema.support",
+                   "scrub.invalid.names", "optional.for.proto2", "reference.lookup.only")],
+    ({**PROTO_REG, "value.converter.use.latest.version": "true", "value.converter.auto.register.schemas": "false"},
+     f"value.converter.use.latest.version: true is not supported yet with auto.register.schemas=false by {PROTOBUF}"),
+    ({**REG, "value.converter.scrub.invalid.names": "true", "value.converter.use.latest.version": "true",
+      "value.converter.auto.register.schemas": "false"},
+     "value.converter.scrub.invalid.names: true is not supported yet with use.latest.version=true and "
+     "auto.register.schemas=false"),
     ({**REG, "value.converter.connect.meta.data": "no"}, "value.converter.connect.meta.data: must be true or false"),
     ({**PROTO_REG, "value.converter.schema.registry.ssl.cipher.suites": "x"},
      "value.converter.schema.registry.ssl.cipher.suites: is not supported yet by " + PROTOBUF),
@@ -279,6 +289,7 @@ def test_use_latest_version_writes_with_the_latest_schema() -> None:
     _send(ConvertingSink(inner, None, first), _events([("id", "int4"), ("v", "text")]), ["1", "x"])
     latest = build_config({**BASE, **REG, "value.converter.schema.registry.url": "mock://latest",
                            "value.converter.use.latest.version": "true",
+                           "value.converter.auto.register.schemas": "false",
                            "value.converter.latest.compatibility.strict": "false"})
     _, value, _ = make_converters(latest, lambda: False)
     assert value is not None
@@ -287,6 +298,21 @@ def test_use_latest_version_writes_with_the_latest_schema() -> None:
     assert inner.records[0][2] is not None and inner.records[1][2] is not None
     assert inner.records[1][2][:5] == inner.records[0][2][:5]
     assert first.registrations == 1  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("cls", [AVRO, PROTOBUF])
+def test_use_latest_version_with_auto_register_registers(cls: str) -> None:
+    """Confluent's serializers register first when auto.register.schemas is true (the default), so
+    use.latest.version=true on a subject nothing is registered under yet writes the record's own schema (measured
+    with both converters: tests/conformance, the `use.latest.version` option scenarios)."""
+    config = build_config({**BASE, "value.converter": cls, "value.converter.schema.registry.url": f"mock://fresh-{cls}",
+                           "value.converter.use.latest.version": "true"})
+    _, value, _ = make_converters(config, lambda: True)  # stopping: a registry error would end the send at once
+    assert value is not None
+    inner = ListSink()
+    _send(ConvertingSink(inner, None, value), _events([("id", "int4"), ("v", "text")]), ["1", "x"])
+    assert inner.records[0][2] is not None and inner.records[0][2][:1] == b"\x00"
+    assert value.client.get_latest_version("dbserver1.public.t-value")  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("name, scrubbed", [
