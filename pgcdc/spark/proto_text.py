@@ -16,7 +16,6 @@ its default), is not in the records either (docs/spark.md, "Protobuf").
 from __future__ import annotations
 
 import base64
-import datetime
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -26,8 +25,8 @@ from proto_schema_parser import ast
 from proto_schema_parser.parser import Parser
 
 from pgcdc.converters.protobuf_schema import _IMPORTS, DECIMAL, WRAPPERS, _Field, _Message, _message_class
+from pgcdc.transforms.java_calendar import calendar_days
 
-_EPOCH_DAY = datetime.date(1970, 1, 1).toordinal()
 _FD = FieldDescriptor
 _SCALAR = {_FD.TYPE_INT32: "int32", _FD.TYPE_SINT32: "int32", _FD.TYPE_SFIXED32: "int32",
            _FD.TYPE_UINT32: "int64", _FD.TYPE_FIXED32: "int64", _FD.TYPE_INT64: "int64", _FD.TYPE_SINT64: "int64",
@@ -41,7 +40,10 @@ _WRAPPED = {wrapper: t for t, wrapper in WRAPPERS.items() if t not in ("int8", "
 
 
 def _date(m: Any) -> int:
-    return datetime.date(m.year, m.month, m.day).toordinal() - _EPOCH_DAY
+    """Days since 1970-01-01 of a google.type.Date as Confluent's converter writes it: java.util.GregorianCalendar's
+    fields, Julian before 1582-10-15 (converters/protobuf_values.py), so read back the same way. The year is the
+    year of its era: a BC date reads as the AD year of that number (the records do not say which)."""
+    return calendar_days(m.year, m.month - 1, m.day)
 
 
 # Logical message -> (Connect schema, JsonConverter's value of the message).
