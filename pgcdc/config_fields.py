@@ -113,6 +113,8 @@ class SourceFields(BaseModel):
     column_rules: dict[str, str] = Field(default_factory=dict)
     # transforms, transforms.*, predicates, predicates.*, errors.tolerance/log.*: pgcdc/transforms/config.py
     transform_props: dict[str, str] = Field(default_factory=dict)
+    # topic.creation.*: Kafka Connect's topic creation (KIP-158), pgcdc/topic_creation/
+    topic_creation_props: dict[str, str] = Field(default_factory=dict)
     message_prefix_include_list: tuple[str, ...] = Field((), alias="message.prefix.include.list")
     """Regexes of logical-decoding message prefixes to emit (all others are dropped)."""
     message_prefix_exclude_list: tuple[str, ...] = Field((), alias="message.prefix.exclude.list")

@@ -25,8 +25,6 @@ ACCEPTED_NOT_IMPLEMENTED: frozenset[str] = frozenset(
     errors.deadletterqueue.topic.name errors.deadletterqueue.context.headers.enable
     custom.metric.tags notification.enabled.channels notification.sink.topic.name
     topic.cache.size
-    topic.creation.enable topic.creation.default.replication.factor topic.creation.default.partitions
-    topic.creation.default.cleanup.policy topic.creation.default.compression.type topic.creation.groups
     offset.flush.timeout.ms
     converters
     provide.transaction.metadata.enable post.processors
@@ -38,7 +36,6 @@ ACCEPTED_NOT_IMPLEMENTED: frozenset[str] = frozenset(
 
 # Prefixes of families of properties (per-column, per-table or per-client settings).
 ACCEPTED_PREFIXES: tuple[str, ...] = (
-    "topic.creation.",
     "notification.",
     "signal.",
     "errors.",
