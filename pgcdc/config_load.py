@@ -17,6 +17,7 @@ from pgcdc import config_values, framework_properties, topic_creation
 from pgcdc.config import (COLUMN_RULE, JSON_CONVERTER, PASSTHROUGH_PREFIXES, SELECT_OVERRIDE_PREFIX, TRANSFORM_ERRORS,
                           ConnectorConfig)
 from pgcdc.converters.settings import PREFIXES as CONVERTER_PREFIXES
+from pgcdc.custom_plugins import refuse_custom_plugins
 from pgcdc.converters.settings import SIDES as CONVERTER_SIDES
 from pgcdc.converters.settings import converter_specs
 from pgcdc.config_sources import env_overrides, read_config_file, read_password_file
@@ -48,7 +49,8 @@ def build(props: Mapping[str, str]) -> ConnectorConfig:
             props = {**props, "database.password": read_password_file(props)}
         except ConfigError as exc:
             problems.append(str(exc))
-    for mapping in (framework_properties.map_offsets_topic, framework_properties.map_mismatch_strategy):
+    for mapping in (framework_properties.map_offsets_topic, framework_properties.map_mismatch_strategy,
+                    refuse_custom_plugins):
         props, mapped = mapping(props)
         problems += mapped
     for key, value in props.items():

@@ -143,6 +143,11 @@ def reference() -> str:
         "(pgcdc/topic_creation); `topic.creation.enable` (a worker setting) and the properties of a group not in "
         "`topic.creation.groups` are accepted with no effect, as Kafka Connect does not read them |",
         "| `database.server.name` | refused | replaced by `topic.prefix` in Debezium 2.0 |",
+        "| `converters`, `<name>.type`, `<name>.*` | refused (empty: accepted) | Debezium custom converters are Java "
+        "classes pgcdc cannot run; a single message transform changes values after capture |",
+        "| `post.processors`, `<name>.type`, `<name>.*` | refused (empty: accepted) | Debezium post processors "
+        "(ReselectColumnsPostProcessor) are not supported; REPLICA IDENTITY FULL makes updates carry unchanged "
+        "TOAST values |",
         "",
         "## Accepted, no effect",
         "",

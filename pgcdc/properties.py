@@ -26,8 +26,7 @@ ACCEPTED_NOT_IMPLEMENTED: frozenset[str] = frozenset(
     custom.metric.tags notification.enabled.channels notification.sink.topic.name
     topic.cache.size
     offset.flush.timeout.ms
-    converters
-    provide.transaction.metadata.enable post.processors
+    provide.transaction.metadata.enable
     publication.name.prefix replica.identity.autoset.values
     schema.history.internal
     internal.key.converter internal.value.converter
@@ -42,5 +41,4 @@ ACCEPTED_PREFIXES: tuple[str, ...] = (
     "consumer.override.",
     "admin.override.",
     "custom.metric.",
-    "post.processors.",
 )
