@@ -51,6 +51,11 @@ class SourceFields(BaseModel):
     """Client private key file (libpq sslkey)."""
     database_sslrootcert: str | None = Field(None, alias="database.sslrootcert")
     """Root certificate file to verify the server (libpq sslrootcert)."""
+    database_sslpassword: str | None = Field(None, alias="database.sslpassword")
+    """Password of the client key in database.sslkey (libpq sslpassword)."""
+    database_initial_statements: str | None = Field(None, alias="database.initial.statements")
+    """SQL statements run on each new connection that is not the replication connection, separated by `;`
+    (`;;` for a semicolon inside a statement)."""
 
     plugin_name: Literal["pgoutput"] = Field("pgoutput", alias="plugin.name")
     """Logical decoding plugin; pgcdc reads pgoutput only."""
@@ -194,6 +199,8 @@ class SourceFields(BaseModel):
     """More captured tables than guardrail.collections.max: log a warning, or stop before capturing."""
     streaming_delay_ms: int = Field(0, alias="streaming.delay.ms", ge=0)
     """Wait this long after a completed snapshot before streaming starts."""
+    snapshot_delay_ms: int = Field(0, alias="snapshot.delay.ms", ge=0)
+    """Wait this long before an initial snapshot starts (the slot already made)."""
 
     @field_validator("guardrail_collections_limit_action", mode="before")
     @classmethod

@@ -10,15 +10,15 @@ from __future__ import annotations
 # Accepted and ignored with a warning: they tune behaviour pgcdc does not have yet or does differently.
 ACCEPTED_NOT_IMPLEMENTED: frozenset[str] = frozenset(
     """
-    snapshot.delay.ms snapshot.isolation.mode
+    snapshot.isolation.mode
     snapshot.locking.mode snapshot.query.mode snapshot.custom.class snapshot.mode.custom.name
     snapshot.tables.order.by.row.count
     incremental.snapshot.allow.schema.changes incremental.snapshot.watermarking.strategy
     heartbeat.topics.prefix
     schema.refresh.mode sanitize.field.names
     slot.stream.params
-    xmin.fetch.interval.ms database.initial.statements database.tcpKeepAlive database.connectTimeoutMs
-    database.sslfactory database.sslpassword
+    xmin.fetch.interval.ms database.tcpKeepAlive database.connectTimeoutMs
+    database.sslfactory
     max.queue.size max.queue.size.in.bytes max.batch.size poll.interval.ms
     event.processing.failure.handling.mode
     errors.retry.timeout errors.retry.delay.max.ms

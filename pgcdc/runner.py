@@ -262,6 +262,10 @@ class Connector:
             else:
                 catch_up_from = existing[0]
             slot = slots.SlotInfo(c.slot_name, False, catch_up_from, None)
+        if wants_snapshot and c.snapshot_delay_ms:  # snapshot.delay.ms: as Debezium's delaySnapshotIfNeeded
+            log.info("waiting %d ms before the snapshot starts (snapshot.delay.ms)", c.snapshot_delay_ms)
+            if self._stop.wait(min(c.snapshot_delay_ms / 1000, threading.TIMEOUT_MAX)):
+                return None, None, None
         if wants_snapshot:
             done = initial_snapshot(self, conn, slot, sink, offsets, catalog, progress)
             if done is None:  # stopped during the snapshot; its progress is stored
