@@ -199,6 +199,9 @@ class SourceFields(BaseModel):
     """More captured tables than guardrail.collections.max: log a warning, or stop before capturing."""
     streaming_delay_ms: int = Field(0, alias="streaming.delay.ms", ge=0)
     """Wait this long after a completed snapshot before streaming starts."""
+    event_processing_failure_handling_mode: str = Field("fail", alias="event.processing.failure.handling.mode")
+    """A change whose values cannot be written (as Debezium's dispatcher fails on them): `fail` stops the
+    connector; `warn` (logged), `skip` and `ignore` leave it out and go on."""
     snapshot_delay_ms: int = Field(0, alias="snapshot.delay.ms", ge=0)
     """Wait this long before an initial snapshot starts (the slot already made)."""
 

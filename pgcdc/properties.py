@@ -20,7 +20,6 @@ ACCEPTED_NOT_IMPLEMENTED: frozenset[str] = frozenset(
     xmin.fetch.interval.ms database.tcpKeepAlive database.connectTimeoutMs
     database.sslfactory
     max.queue.size max.queue.size.in.bytes max.batch.size poll.interval.ms
-    event.processing.failure.handling.mode
     errors.retry.timeout errors.retry.delay.max.ms
     errors.deadletterqueue.topic.name errors.deadletterqueue.context.headers.enable
     custom.metric.tags notification.enabled.channels notification.sink.topic.name
