@@ -11,7 +11,8 @@ from __future__ import annotations
 ACCEPTED_NOT_IMPLEMENTED: frozenset[str] = frozenset(
     """
     snapshot.isolation.mode
-    snapshot.locking.mode snapshot.query.mode snapshot.custom.class snapshot.mode.custom.name
+    snapshot.locking.mode snapshot.locking.mode.custom.name snapshot.query.mode snapshot.custom.class
+    snapshot.mode.custom.name
     snapshot.tables.order.by.row.count
     incremental.snapshot.allow.schema.changes incremental.snapshot.watermarking.strategy
     heartbeat.topics.prefix

@@ -200,3 +200,14 @@ def test_custom_plugins_are_refused_in_one_line(override: dict[str, str], messag
 @pytest.mark.parametrize("prop", ["converters", "post.processors"])
 def test_an_empty_plugin_list_is_accepted(prop: str) -> None:
     build_config({**BASE, prop: " "})
+
+
+@pytest.mark.parametrize(("override", "message"), [
+    ({"snapshot.mode": "custom", "snapshot.mode.custom.name": "my"},
+     "snapshot.mode: custom runs a Java Snapshotter (snapshot.mode.custom.name) pgcdc cannot load; use initial"),
+    ({"snapshot.locking.mode": "CUSTOM", "snapshot.locking.mode.custom.name": "my"},
+     "snapshot.locking.mode: custom loads a Java class (snapshot.locking.mode.custom.name) pgcdc cannot run"),
+])
+def test_custom_snapshot_plugins_are_refused_in_one_line(override: dict[str, str], message: str) -> None:
+    problems = _problems(override)
+    assert len(problems) == 1 and problems[0].startswith(message), problems
