@@ -18,6 +18,8 @@ from typing import Any
 
 import orjson
 
+from pgcdc.transforms.codec import value_fixer
+
 DECIMAL = "org.apache.kafka.connect.data.Decimal"
 Fixer = Callable[[Any], Any]
 
@@ -77,43 +79,7 @@ def _number(scale: int) -> Fixer:
 def decimal_fixer(schema: dict[str, Any] | None) -> Fixer | None:
     """A function writing the decimals of a payload of `schema` as numbers (in place in its dicts); None when the
     schema holds no decimal."""
-    if not isinstance(schema, dict):
-        return None
-    t = schema.get("type")
-    if _is_decimal(schema):
-        return _number(_scale(schema))
-    if t == "struct":
-        subs = [(f["field"], fx) for f in schema.get("fields") or () if (fx := decimal_fixer(f)) is not None]
-        if not subs:
-            return None
-
-        def fix_struct(v: Any) -> Any:
-            if isinstance(v, dict):
-                for name, fx in subs:
-                    if v.get(name) is not None:
-                        v[name] = fx(v[name])
-            return v
-        return fix_struct
-    if t == "array":
-        item = decimal_fixer(schema.get("items"))
-        if item is None:
-            return None
-        return lambda v: [item(x) for x in v] if isinstance(v, list) else v
-    if t == "map":
-        keys, values = decimal_fixer(schema.get("keys")), decimal_fixer(schema.get("values"))
-        if keys is None and values is None:
-            return None
-        k = keys or (lambda x: x)
-        val = values or (lambda x: x)
-
-        def fix_map(v: Any) -> Any:
-            if isinstance(v, dict):  # string keys: a JSON object
-                return {name: val(x) for name, x in v.items()}
-            if isinstance(v, list):  # other keys: an array of [key, value] pairs
-                return [[k(p[0]), val(p[1])] for p in v]
-            return v
-        return fix_map
-    return None
+    return value_fixer(schema, lambda s: _number(_scale(s)) if _is_decimal(s) else None)
 
 
 def numeric_schema(schema: Any) -> Any:

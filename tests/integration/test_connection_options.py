@@ -5,7 +5,6 @@ run with nothing written."""
 
 from __future__ import annotations
 
-import threading
 import time
 
 import pytest
@@ -14,7 +13,7 @@ from pgcdc.errors import SourceError
 from pgcdc.local import PostgresCluster
 from pgcdc.runner import Connector
 from pgcdc.sink.memory import MemorySink
-from tests.harness import Running, make_config, wait_for
+from tests.harness import Running, in_thread, make_config, wait_for
 
 
 def _count(pg: PostgresCluster, dbname: str, sql: str) -> int:
@@ -53,15 +52,7 @@ def test_snapshot_delay_waits_and_a_stop_ends_the_wait(pg: PostgresCluster, dbna
     sink = MemorySink()
     connector = Connector(make_config(pg, dbname, **{"snapshot.mode": "initial",
                                                      "snapshot.delay.ms": str((1 << 63) - 1)}), sink=sink)
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            connector.run()
-        except BaseException as exc:  # reported below
-            errors.append(exc)
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
+    thread, errors = in_thread(connector)
     # The slot is made before the wait (as Debezium's task makes it before its snapshot source runs).
     wait_for(lambda: _count(pg, dbname, "SELECT count(*) FROM pg_replication_slots WHERE slot_name = "
                                         f"'slot_{dbname}'") == 1, 30, "the slot")
