@@ -202,6 +202,10 @@ class SourceFields(BaseModel):
     event_processing_failure_handling_mode: str = Field("fail", alias="event.processing.failure.handling.mode")
     """A change whose values cannot be written (as Debezium's dispatcher fails on them): `fail` stops the
     connector; `warn` (logged), `skip` and `ignore` leave it out and go on."""
+    incremental_snapshot_watermarking_strategy: str = Field("insert_insert",
+                                                            alias="incremental.snapshot.watermarking.strategy")
+    """How an incremental snapshot's window closes: `insert_insert` inserts a close row into the signal table,
+    `insert_delete` deletes the window's open row (the table keeps no watermark rows)."""
     snapshot_delay_ms: int = Field(0, alias="snapshot.delay.ms", ge=0)
     """Wait this long before an initial snapshot starts (the slot already made)."""
 

@@ -14,7 +14,7 @@ ACCEPTED_NOT_IMPLEMENTED: frozenset[str] = frozenset(
     snapshot.locking.mode snapshot.locking.mode.custom.name snapshot.query.mode snapshot.custom.class
     snapshot.mode.custom.name
     snapshot.tables.order.by.row.count
-    incremental.snapshot.allow.schema.changes incremental.snapshot.watermarking.strategy
+    incremental.snapshot.allow.schema.changes
     heartbeat.topics.prefix
     schema.refresh.mode sanitize.field.names
     slot.stream.params

@@ -64,7 +64,8 @@ def incremental_snapshots(c: ConnectorConfig, column_rules: ColumnRules | None, 
         progress=IncrementalProgress.from_offset(stored) if stored else None, read_only=c.read_only,
         table_order=lambda name: (next((i for i, p in enumerate(c.table_include_list) if re.fullmatch(p, name)),
                                        len(c.table_include_list)), name),
-        on_failure=failure_handler(c.event_processing_failure_handling_mode))
+        on_failure=failure_handler(c.event_processing_failure_handling_mode),
+        insert_delete=c.incremental_snapshot_watermarking_strategy.strip().lower() == "insert_delete")
 
 
 def initial_snapshot(connector: Connector, conn: psycopg.Connection, slot: slots.SlotInfo, sink: Sink,

@@ -365,6 +365,8 @@ class ChangeCapture(SideRecords):
         self._emit(t, "d", before, None, key, lsn)
         if self.tombstones:
             self.sink.send(t.topic, key, None, self.headers)
+        if self.incremental is not None and self.incremental.pending:  # a window closed by a delete
+            self.incremental.after_signal()
 
     def _truncate(self, msg: m.Truncate, lsn: int) -> None:
         if msg.xid is not None and self._spilled(msg, lsn):

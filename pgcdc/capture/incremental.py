@@ -56,8 +56,11 @@ class IncrementalSnapshot:
                  sink: Sink, topic_prefix: str, database: str, headers: list[tuple[str, bytes]],
                  progress: IncrementalProgress | None = None, read_only: bool = False,
                  table_order: Callable[[str], Any] = lambda name: name, channels: list[Any] | None = None,
-                 on_failure: OnFailure | None = None) -> None:
+                 on_failure: OnFailure | None = None, insert_delete: bool = False) -> None:
         self._connect = connect
+        # incremental.snapshot.watermarking.strategy=insert_delete: a window closes by deleting its open row
+        # (Debezium's DeleteWindowCloser); a signal row's delete in the stream is then its window's close.
+        self.insert_delete = insert_delete
         self.on_failure = on_failure  # event.processing.failure.handling.mode (capture/failures.py)
         self.read_only = read_only
         self.table_order = table_order  # a blocking snapshot's table order
@@ -171,6 +174,13 @@ class IncrementalSnapshot:
             if insert and new is not None:  # signals are inserted rows
                 self._at = (lsn, xid)
                 self._signal(*table_signal(new, self.signal_cols), sequence)
+            elif self.insert_delete and new is None and old is not None:
+                # SignalRecord.buildSignalRecordFromChangeEventSource: a deleted row is a snapshot-window-close
+                # whose id is the row's with "open" made "close".
+                sig_id, _, data = table_signal(old, self.signal_cols)
+                if sig_id is not None:
+                    self._at = (lsn, xid)
+                    self._signal(sig_id.replace("open", "close"), CLOSE, data, sequence)
             return
         if not (self.buffer and self.names.get(oid) == self.current_name and self.current is not None):
             return
@@ -322,6 +332,10 @@ class IncrementalSnapshot:
         self._insert(conn, f"{window}-open", OPEN, json.dumps({"openWindowTimestamp": opened}))
         self.window, self.window_open = window, False
         self._read(conn)
+        if self.insert_delete:
+            conn.execute(sql.SQL("DELETE FROM {} WHERE id = %s").format(sql.Identifier(*self.signal_name)),
+                         (f"{window}-open",))
+            return
         closed = java_instant(time.time_ns())
         self._insert(conn, f"{window}-close", CLOSE,
                      json.dumps({"openWindowTimestamp": opened, "closeWindowTimestamp": closed}))

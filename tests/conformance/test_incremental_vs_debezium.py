@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pgcdc.local import PostgresCluster
 from pgcdc.sink.file import FileSink
 from pgcdc.sink.memory import MemorySink
@@ -67,14 +69,19 @@ def mask(record: dict[str, Any]) -> dict[str, Any]:
         for k in ("ts_ms", "ts_us", "ts_ns", "lsn", "txId", "sequence", "db"):
             if source.get(k) is not None:  # null stays null: `r` records carry no lsn or txId
                 source[k] = "<masked>"
-        after = payload.get("after") or {}
-        if UUID.match(str(after.get("id"))):
-            after["id"] = UUID.sub(r"<uuid>-\1", after["id"])
-            after["data"] = sorted(json.loads(after["data"]))  # the watermark's timestamps: their names only
+        for image in (payload.get("after") or {}, payload.get("before") or {}):
+            if UUID.match(str(image.get("id"))):
+                image["id"] = UUID.sub(r"<uuid>-\1", image["id"])
+                if image.get("data") is not None:  # the watermark's timestamps: their names only
+                    image["data"] = sorted(json.loads(image["data"]))
     return rec
 
 
-def run(pg: PostgresCluster, db: str, tmp_path: Path, debezium: bool) -> list[dict[str, Any]]:
+def run(pg: PostgresCluster, db: str, tmp_path: Path, debezium: bool,
+        extra: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """The workload through Debezium or pgcdc; `extra`: more connector properties for both."""
+    props = {**PROPS, **(extra or {})}
+    deletes = props.get("incremental.snapshot.watermarking.strategy", "").lower() == "insert_delete"
     pg.execute(SETUP, db)
     path = tmp_path / ("debezium.jsonl" if debezium else "pgcdc.jsonl")
     settle = 4.0
@@ -109,11 +116,14 @@ def run(pg: PostgresCluster, db: str, tmp_path: Path, debezium: bool) -> list[di
         n = text.count("\n")
         if n != seen["n"]:
             seen["n"], seen["since"] = n, time.monotonic()
-        return text.count('"snapshot-window-close"') >= 5 and time.monotonic() - seen["since"] > 3
+        # A window closes with a close row, or (insert_delete) with its open row's delete.
+        closes = (sum(1 for line in text.splitlines() if "dbz_signal" in line and re.search(r'"op":\s*"d"', line))
+                  if deletes else text.count('"snapshot-window-close"'))
+        return closes >= 5 and time.monotonic() - seen["since"] > 3
 
     if debezium:
         oracle = start_oracle({"name": "oracle", "config": {
-            **pg.connection_properties(db), **PROPS, "slot.name": f"dbz_{db}", "publication.name": f"dbzpub_{db}"}},
+            **pg.connection_properties(db), **props, "slot.name": f"dbz_{db}", "publication.name": f"dbzpub_{db}"}},
             path)
         try:
             wait_for(lambda: slot_active(pg, f"dbz_{db}") or oracle.poll() is not None, 120, "Debezium to stream")
@@ -123,7 +133,7 @@ def run(pg: PostgresCluster, db: str, tmp_path: Path, debezium: bool) -> list[di
         finally:
             stop_oracle(oracle, path)
     else:
-        config = make_config(pg, db, **{**PROPS, "name": "pgcdc", "slot.name": f"pgcdc_{db}",
+        config = make_config(pg, db, **{**props, "name": "pgcdc", "slot.name": f"pgcdc_{db}",
                                         "publication.name": f"pgcdcpub_{db}"})
         with Running(config, sink=FileSink(str(path))) as r:
             inc = r.connector.capture.incremental  # type: ignore[union-attr]
@@ -132,15 +142,17 @@ def run(pg: PostgresCluster, db: str, tmp_path: Path, debezium: bool) -> list[di
     return load(path)
 
 
-def test_incremental_snapshot_records_match_debezium(pg: PostgresCluster, tmp_path: Path) -> None:
+@pytest.mark.parametrize("strategy", ["insert_insert", "insert_delete"])
+def test_incremental_snapshot_records_match_debezium(pg: PostgresCluster, tmp_path: Path, strategy: str) -> None:
+    extra = {"incremental.snapshot.watermarking.strategy": strategy}
     dbs = []
     for who in ("dbz", "ours"):
         name = f"inc_{who}_{time.time_ns() % 10**8}"
         pg.create_database(name)
         dbs.append(name)
     try:
-        theirs = run(pg, dbs[0], tmp_path, debezium=True)
-        ours = run(pg, dbs[1], tmp_path, debezium=False)
+        theirs = run(pg, dbs[0], tmp_path, debezium=True, extra=extra)
+        ours = run(pg, dbs[1], tmp_path, debezium=False, extra=extra)
     finally:
         for name in dbs:
             pg.execute(f"SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
@@ -163,7 +175,12 @@ def test_incremental_snapshot_records_match_debezium(pg: PostgresCluster, tmp_pa
             elif (p.get("after") or {}).get("type") == "snapshot-window-close":
                 assert set(pending) <= {p["source"]["sequence"]}
                 pending = []
-    print(f"incremental: {len(theirs)} Debezium records, {len(ours)} pgcdc records, {len(problems)} differences")
+    if strategy == "insert_delete":  # each window ends with its open row's delete: no close rows
+        signals = [(r["value"] or {}).get("payload", {}) for r in theirs if r["topic"].endswith("dbz_signal")]
+        assert not any((p.get("after") or {}).get("type") == "snapshot-window-close" for p in signals)
+        assert sum(1 for p in signals if p.get("op") == "d") >= 5
+    print(f"incremental ({strategy}): {len(theirs)} Debezium records, {len(ours)} pgcdc records, "
+          f"{len(problems)} differences")
     assert not problems, "\n".join(problems[:40])
 
 
