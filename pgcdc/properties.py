@@ -28,7 +28,7 @@ ACCEPTED_NOT_IMPLEMENTED: frozenset[str] = frozenset(
     offset.flush.timeout.ms
     converters
     provide.transaction.metadata.enable post.processors
-    publication.name.prefix replica.identity.autoset.values
+    publication.name.prefix
     schema.history.internal
     internal.key.converter internal.value.converter
     """.split()

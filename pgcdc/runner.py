@@ -34,6 +34,7 @@ from pgcdc.converters.sink import ConvertingSink, make_converters
 from pgcdc.sink import Sink, make_sink
 from pgcdc.transforms.chain import TransformingSink
 from pgcdc.source import slot as slots
+from pgcdc.source import replica_identity
 from pgcdc.source.catalog import Catalog
 from pgcdc.source.connection import check_objects, check_server, connect, max_proto_version
 from pgcdc.source.stream import ReplicationStream
@@ -284,6 +285,8 @@ class Connector:
             options["messages"] = "true"
             if c.pgcdc_streaming == "on":  # big transactions arrive in blocks before they commit
                 options["streaming"] = "on"
+        # replica.identity.autoset.values: when streaming starts, as Debezium's initConnection in startStreaming.
+        replica_identity.autoset(conn, c)
         stream.start(c.slot_name, resume.start_lsn if resume else 0, options)
         if hasattr(sink, "keepalive"):  # a producer waiting for room in its queue keeps the stream alive too
             sink.keepalive = stream.maybe_send_status
