@@ -194,6 +194,8 @@ class SourceFields(BaseModel):
     """More captured tables than guardrail.collections.max: log a warning, or stop before capturing."""
     streaming_delay_ms: int = Field(0, alias="streaming.delay.ms", ge=0)
     """Wait this long after a completed snapshot before streaming starts."""
+    xmin_fetch_interval_ms: int = Field(0, alias="xmin.fetch.interval.ms", ge=0)
+    """Above 0: source.xmin of streamed events is the slot's catalog_xmin, read again at most this often (ms)."""
     replica_identity_autoset_values: str | None = Field(None, alias="replica.identity.autoset.values")
     """`schema.table-regex:IDENTITY`, comma-separated (DEFAULT, FULL, NOTHING, INDEX name): at streaming start."""
 

@@ -17,7 +17,7 @@ ACCEPTED_NOT_IMPLEMENTED: frozenset[str] = frozenset(
     heartbeat.topics.prefix
     schema.refresh.mode sanitize.field.names
     slot.stream.params
-    xmin.fetch.interval.ms database.initial.statements database.tcpKeepAlive database.connectTimeoutMs
+    database.initial.statements database.tcpKeepAlive database.connectTimeoutMs
     database.sslfactory database.sslpassword
     max.queue.size max.queue.size.in.bytes max.batch.size poll.interval.ms
     event.processing.failure.handling.mode

@@ -68,6 +68,9 @@ class Snapshot:
         self.sink = sink
         # The converting sink's senders of records as their parts (converters/sink.py EventSend), or None.
         self.parts = parts
+        # source.xmin of the records: none in an initial snapshot; a blocking snapshot's records carry the
+        # stream's (xmin.fetch.interval.ms), as Debezium's offset context does.
+        self.xmin: int | None = None
         self.prefix = topic_prefix
         self.db = database
         self.lsn = lsn
@@ -161,7 +164,7 @@ class Snapshot:
         for plan in plans:
             plan.events = events = plan.build()
             plan.records = rec = TableRecords(events, prefix=self.prefix, database=self.db, lsn=self.lsn,
-                                              xid=self.xid, ts_us=self.ts_us)
+                                              xid=self.xid, ts_us=self.ts_us, xmin=self.xmin)
             if self.parts is not None and rec.templates is not None:
                 rec.parts = self.parts(rec.topic, events.value_wrap.prefix)
             plan.pk_index = tuple(events.names.index(c) for c in plan.pk) if plan.chunked else None
