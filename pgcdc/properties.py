@@ -12,7 +12,6 @@ ACCEPTED_NOT_IMPLEMENTED: frozenset[str] = frozenset(
     """
     snapshot.delay.ms snapshot.isolation.mode
     snapshot.locking.mode snapshot.query.mode snapshot.custom.class snapshot.mode.custom.name
-    snapshot.tables.order.by.row.count
     incremental.snapshot.allow.schema.changes incremental.snapshot.watermarking.strategy
     heartbeat.topics.prefix
     schema.refresh.mode sanitize.field.names

@@ -317,6 +317,7 @@ class Connector:
                                                        sink, stored)
             stack.callback(capture.incremental.close)
             capture.incremental.stream_xmin = lambda: capture.xmin
+            capture.incremental.row_count_order = c.snapshot_row_count_order
             capture.incremental.start()  # an incremental snapshot the offsets say is under way
         # flush.lsn.source=false / lsn.flush.mode=manual: the offset is stored, something else confirms the slot.
         return stream, capture, Checkpointer(sink, offsets, stream if c.confirms_lsn else None,

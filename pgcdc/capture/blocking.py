@@ -36,7 +36,7 @@ class _SignalSnapshot(Snapshot):
 def run_blocking_snapshot(tables: list[tuple[str, str | None]], *, connect: Callable[[], psycopg.Connection],
                           build: Callable[[str, str], TableEvents | None], sink: Sink, topic_prefix: str,
                           database: str, headers: list[tuple[str, bytes]], at: tuple[int, int],
-                          chunk_rows: int, xmin: int | None = None) -> None:
+                          chunk_rows: int, xmin: int | None = None, row_count_order: str | None = None) -> None:
     """Read `tables` ((schema.table, the signal's filter or None) pairs) for the signal at `at` (LSN, xid)."""
     plans = []
     for name, condition in tables:
@@ -54,5 +54,5 @@ def run_blocking_snapshot(tables: list[tuple[str, str | None]], *, connect: Call
     snapshot = _SignalSnapshot(sink=sink, topic_prefix=topic_prefix, database=database, lsn=lsn, headers=headers)
     snapshot.xmin = xmin  # the stream's source.xmin when the signal came (measured on Debezium 3.6.3)
     snapshot.run(connect, None, plans, resume=SnapshotProgress(lsn, xid, time.time_ns() // 1000, None, None, None, 0),
-                 chunk_rows=chunk_rows)
+                 chunk_rows=chunk_rows, row_count_order=row_count_order)
     log.info("blocking snapshot done: %d record(s)", snapshot.events)

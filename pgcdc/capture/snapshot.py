@@ -28,7 +28,7 @@ from typing import Any
 import psycopg
 
 from pgcdc.capture.position import SnapshotProgress
-from pgcdc.capture.snapshot_plan import TablePlan, chunks, describe, split_points
+from pgcdc.capture.snapshot_plan import TablePlan, chunks, describe, sort_by_row_count, split_points
 from pgcdc.capture.snapshot_progress import ProgressReporter, SnapshotMetrics, TableProgress
 from pgcdc.capture.snapshot_readers import ChunkReaders, ChunkRows, begin_snapshot
 from pgcdc.capture.snapshot_records import TableRecords
@@ -98,13 +98,23 @@ class Snapshot:
 
     def run(self, connect: Callable[[], psycopg.Connection], snapshot_name: str | None, plans: list[TablePlan], *,
             resume: SnapshotProgress | None = None, threads: int = 1, chunk_rows: int = 100_000,
-            fetch_size: int = 10_240, lock_timeout_ms: int = 10_000) -> int | None:
-        """Emit every row of `plans` (all tables, in order). Returns the snapshot's xid, or None if stopped
-        (progress checkpointed)."""
-        todo = self._resume(plans, resume)
+            fetch_size: int = 10_240, lock_timeout_ms: int = 10_000, row_count_order: str | None = None
+            ) -> int | None:
+        """Emit every row of `plans` (all tables, in order; `row_count_order`: sorted by their row counts first).
+        Returns the snapshot's xid, or None if stopped (progress checkpointed)."""
         coord = connect()
         try:
             begin_snapshot(coord, snapshot_name, lock_timeout_ms)
+            progress = resume
+            if row_count_order is not None:
+                plans = sort_by_row_count(coord, plans, row_count_order)
+                if resume is not None and (resume.done is not None or resume.table is not None):
+                    # The stored progress names tables in their name order; Debezium starts such a snapshot
+                    # over, and so does pgcdc (with the same txId and time).
+                    log.info("the interrupted initial snapshot starts again from its first table: its tables "
+                             "are read in row-count order (snapshot.tables.order.by.row.count)")
+                    progress = None
+            todo = self._resume(plans, progress)
             row = coord.execute(
                 "SELECT txid_current_if_assigned(), txid_snapshot_xmin(txid_current_snapshot()), "
                 "pg_export_snapshot()").fetchone()
