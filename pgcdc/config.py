@@ -268,6 +268,17 @@ class ConnectorConfig(SourceFields):
         return self.skipped_operations if "skipped_operations" in self.model_fields_set else frozenset()
 
     @property
+    def snapshot_row_count_order(self) -> str | None:
+        """snapshot.tables.order.by.row.count as Debezium 3.6's PostgreSQL connector applies it: the tables are
+        sorted by an exact COUNT(1) only on its chunked snapshot path (snapshot.max.threads or its multiplier above
+        1, legacy.snapshot.max.threads off); on the one-thread path every table's count is unknown (0), so the
+        stable sort keeps the tables' order (measured, 3.6.3). None: no sorting."""
+        chunked = (self.snapshot_max_threads > 1 or self.snapshot_max_threads_multiplier > 1) \
+            and not self.legacy_snapshot_max_threads
+        order = self.snapshot_tables_order_by_row_count
+        return order if chunked and order != "disabled" else None
+
+    @property
     def confirms_lsn(self) -> bool:
         """flush.lsn.source=false or lsn.flush.mode=manual: offsets are stored, the slot is left alone."""
         return self.flush_lsn_source and self.lsn_flush_mode != "manual"

@@ -151,6 +151,13 @@ class SourceFields(BaseModel):
     """Rows a snapshot reader thread hands over at a time (with snapshot.max.threads=1, at most 64)."""
     snapshot_max_threads: int = Field(1, alias="snapshot.max.threads", ge=1, le=64)
     """Parallel snapshot readers, all in one exported snapshot."""
+    snapshot_max_threads_multiplier: int = Field(1, alias="snapshot.max.threads.multiplier", ge=1)
+    """Debezium's chunks per reader; above 1, like snapshot.max.threads above 1, makes the snapshot chunked."""
+    legacy_snapshot_max_threads: bool = Field(False, alias="legacy.snapshot.max.threads")
+    """Debezium's one-reader-per-table snapshot (same records; old name internal.legacy.snapshot.max.threads)."""
+    snapshot_tables_order_by_row_count: Literal["ascending", "descending", "disabled"] = Field(
+        "disabled", alias="snapshot.tables.order.by.row.count")
+    """Snapshot tables in order of COUNT(*): only when the snapshot is chunked, as Debezium's PostgreSQL connector."""
     snapshot_lock_timeout_ms: int = Field(10_000, alias="snapshot.lock.timeout.ms", ge=0)
     """lock_timeout of the snapshot readers (pgcdc takes no table locks; it bounds waits on locks others hold)."""
     # pgcdc's own: rows per primary-key chunk, the unit of parallel reading.
@@ -208,8 +215,12 @@ class SourceFields(BaseModel):
     `insert_delete` deletes the window's open row (the table keeps no watermark rows)."""
     snapshot_delay_ms: int = Field(0, alias="snapshot.delay.ms", ge=0)
     """Wait this long before an initial snapshot starts (the slot already made)."""
+    xmin_fetch_interval_ms: int = Field(0, alias="xmin.fetch.interval.ms", ge=0)
+    """Above 0: source.xmin of streamed events is the slot's catalog_xmin, read again at most this often (ms)."""
+    replica_identity_autoset_values: str | None = Field(None, alias="replica.identity.autoset.values")
+    """`schema.table-regex:IDENTITY`, comma-separated (DEFAULT, FULL, NOTHING, INDEX name): at streaming start."""
 
-    @field_validator("guardrail_collections_limit_action", mode="before")
+    @field_validator("guardrail_collections_limit_action", "snapshot_tables_order_by_row_count", mode="before")
     @classmethod
     def _enum_case(cls, v: Any) -> Any:
         return v.strip().lower() if isinstance(v, str) else v  # EnumeratedValue.parse ignores case

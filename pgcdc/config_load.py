@@ -49,6 +49,13 @@ def build(props: Mapping[str, str]) -> ConnectorConfig:
             props = {**props, "database.password": read_password_file(props)}
         except ConfigError as exc:
             problems.append(str(exc))
+    if "internal.legacy.snapshot.max.threads" in props:  # Field.withDeprecatedAliases: the new name wins
+        old = props["internal.legacy.snapshot.max.threads"]
+        props = {k: v for k, v in props.items() if k != "internal.legacy.snapshot.max.threads"}
+        bad = config_values.problems({"internal.legacy.snapshot.max.threads": old})
+        problems += bad
+        if not bad:
+            props.setdefault("legacy.snapshot.max.threads", old)
     for mapping in (framework_properties.map_offsets_topic, framework_properties.map_mismatch_strategy,
                     refuse_custom_plugins):
         props, mapped = mapping(props)

@@ -98,10 +98,6 @@ INERT: dict[str, tuple[Rule | None, str]] = {
     "queue.provider.type": (
         only(None, ("memory",), "only memory: pgcdc has no pluggable change-event queue; remove it"),
         "memory only (Debezium's default): the queue between Debezium's reader and its Connect task"),
-    "snapshot.max.threads.multiplier": (POSITIVE_INT, "how Debezium splits tables into snapshot chunks; pgcdc "
-                                                      "splits them by pgcdc.snapshot.chunk.rows"),
-    "legacy.snapshot.max.threads": (BOOLEAN, "one snapshot thread per table instead of chunks: the same records"),
-    "internal.legacy.snapshot.max.threads": (BOOLEAN, "legacy.snapshot.max.threads' old name"),
     "internal.advanced.metrics.enable": (BOOLEAN, "Debezium's JMX streaming metrics; pgcdc's are on metrics.port"),
     "internal.snapshot.scan.all.columns.force": (BOOLEAN, "how Debezium discovers columns before a snapshot"),
     "custom.sanitize.pattern": (

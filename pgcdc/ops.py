@@ -126,6 +126,9 @@ def _partition_roots(conn: psycopg.Connection) -> dict[tuple[str, str], tuple[st
 
 def _check_tables(conn: psycopg.Connection, config: ConnectorConfig, tables: list[tuple[str, str]],
                   err: Any, warn: Any) -> None:
+    from pgcdc.source.replica_identity import autoset_tables
+
+    autoset = autoset_tables(config)  # replica.identity.autoset.values: the identity the user asked for
     for schema, table in tables:
         row = conn.execute(
             "SELECT c.relreplident, EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary), "
@@ -134,7 +137,7 @@ def _check_tables(conn: psycopg.Connection, config: ConnectorConfig, tables: lis
         if row is None:
             continue
         ident, has_pk, can_select = row
-        if ident == "n" or (ident == "d" and not has_pk):
+        if (ident == "n" or (ident == "d" and not has_pk)) and not autoset(f"{schema}.{table}"):
             why = "REPLICA IDENTITY NOTHING" if ident == "n" else "no primary key and REPLICA IDENTITY DEFAULT"
             err(f"table {schema}.{table}: {why}: PostgreSQL rejects its UPDATEs and DELETEs once published "
                 f"(ALTER TABLE {schema}.{table} REPLICA IDENTITY FULL, or add a primary key)")

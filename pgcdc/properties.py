@@ -13,12 +13,11 @@ ACCEPTED_NOT_IMPLEMENTED: frozenset[str] = frozenset(
     snapshot.isolation.mode
     snapshot.locking.mode snapshot.locking.mode.custom.name snapshot.query.mode snapshot.custom.class
     snapshot.mode.custom.name
-    snapshot.tables.order.by.row.count
     incremental.snapshot.allow.schema.changes
     heartbeat.topics.prefix
     schema.refresh.mode sanitize.field.names
     slot.stream.params
-    xmin.fetch.interval.ms database.tcpKeepAlive database.connectTimeoutMs
+    database.tcpKeepAlive database.connectTimeoutMs
     database.sslfactory
     max.queue.size max.queue.size.in.bytes max.batch.size poll.interval.ms
     errors.retry.timeout errors.retry.delay.max.ms
@@ -27,7 +26,7 @@ ACCEPTED_NOT_IMPLEMENTED: frozenset[str] = frozenset(
     topic.cache.size
     offset.flush.timeout.ms
     provide.transaction.metadata.enable
-    publication.name.prefix replica.identity.autoset.values
+    publication.name.prefix
     schema.history.internal
     internal.key.converter internal.value.converter
     """.split()

@@ -20,6 +20,7 @@ from pgcdc.capture.changes import ChangeCapture
 from pgcdc.capture.position import (ResumePoint, SnapshotProgress,
                                     snapshot_in_progress)
 from pgcdc.capture.snapshot_progress import SnapshotMetrics
+from pgcdc.capture.slot_xmin import SlotXmin
 from pgcdc.config import ConnectorConfig
 from pgcdc.durability import Checkpointer
 from pgcdc.envelope.columns import ColumnRules
@@ -35,6 +36,7 @@ from pgcdc.converters.sink import ConvertingSink, make_converters
 from pgcdc.sink import Sink, make_sink
 from pgcdc.transforms.chain import TransformingSink
 from pgcdc.source import slot as slots
+from pgcdc.source import replica_identity
 from pgcdc.source.catalog import Catalog
 from pgcdc.source.connection import check_objects, check_server, connect, max_proto_version
 from pgcdc.source.stream import ReplicationStream
@@ -289,9 +291,16 @@ class Connector:
             options["messages"] = "true"
             if c.pgcdc_streaming == "on":  # big transactions arrive in blocks before they commit
                 options["streaming"] = "on"
+        # replica.identity.autoset.values: when streaming starts, as Debezium's initConnection in startStreaming.
+        replica_identity.autoset(conn, c)
         stream.start(c.slot_name, resume.start_lsn if resume else 0, options)
         if hasattr(sink, "keepalive"):  # a producer waiting for room in its queue keeps the stream alive too
             sink.keepalive = stream.maybe_send_status
+        slot_xmin = None
+        if c.xmin_fetch_interval_ms > 0:  # source.xmin: the slot's catalog_xmin, on a connection of its own
+            xmin_conn = connect(c)
+            stack.callback(xmin_conn.close)
+            slot_xmin = SlotXmin(xmin_conn, c.slot_name, c.database_dbname, c.xmin_fetch_interval_ms)
         capture = ChangeCapture(
             sink=sink, tables=tables, topic_prefix=c.topic_prefix,
             database=c.database_dbname, skipped_operations=c.skipped_operations,
@@ -306,13 +315,15 @@ class Connector:
             # rows alone to the chain's compiled path; not when a tap must see each envelope first
             rows=sink.row_sender if isinstance(sink, TransformingSink) else None,
             # events as their parts to the value converter's own writer (Confluent's AvroConverter)
-            events=sink.event_sender if isinstance(sink, ConvertingSink) else None,
+            events=sink.event_sender if isinstance(sink, ConvertingSink) else None, slot_xmin=slot_xmin,
         )
         stack.callback(capture.streams.close)
         if c.signal_data_collection or {"kafka", "file"} & set(c.signal_enabled_channels):
             capture.incremental = incremental_snapshots(c, self.column_rules, self.context_headers, conn, catalog,
                                                        sink, stored)
             stack.callback(capture.incremental.close)
+            capture.incremental.stream_xmin = lambda: capture.xmin
+            capture.incremental.row_count_order = c.snapshot_row_count_order
             capture.incremental.start()  # an incremental snapshot the offsets say is under way
         # flush.lsn.source=false / lsn.flush.mode=manual: the offset is stored, something else confirms the slot.
         return stream, capture, Checkpointer(sink, offsets, stream if c.confirms_lsn else None,

@@ -100,9 +100,13 @@ def initial_snapshot(connector: Connector, conn: psycopg.Connection, slot: slots
     how = "in the slot's exported snapshot" if slot.snapshot_name else "in a new snapshot (catching up)"
     log.info("initial snapshot of %d table(s) %s, streaming from %s (snapshot.max.threads=%d)", len(plan), how,
              format_lsn(slot.consistent_point), c.snapshot_max_threads)
+    if c.snapshot_tables_order_by_row_count != "disabled":  # Debezium logs it on either path
+        log.info("Sort tables by row count '%s'%s", c.snapshot_tables_order_by_row_count.upper(),
+                 "" if c.snapshot_row_count_order else " (no effect: not a chunked snapshot, as in Debezium)")
     xid = snapshot.run(lambda: connect(c), slot.snapshot_name, plan, resume=resume,
                        threads=c.snapshot_max_threads, chunk_rows=c.pgcdc_snapshot_chunk_rows,
-                       fetch_size=c.snapshot_fetch_size, lock_timeout_ms=c.snapshot_lock_timeout_ms)
+                       fetch_size=c.snapshot_fetch_size, lock_timeout_ms=c.snapshot_lock_timeout_ms,
+                       row_count_order=c.snapshot_row_count_order)
     connector.stats.events += snapshot.events
     if xid is None:
         return None

@@ -37,7 +37,8 @@ class _SignalSnapshot(Snapshot):
 def run_blocking_snapshot(tables: list[tuple[str, str | None]], *, connect: Callable[[], psycopg.Connection],
                           build: Callable[[str, str], TableEvents | None], sink: Sink, topic_prefix: str,
                           database: str, headers: list[tuple[str, bytes]], at: tuple[int, int],
-                          chunk_rows: int, on_failure: OnFailure | None = None) -> None:
+                          chunk_rows: int, xmin: int | None = None, row_count_order: str | None = None,
+                          on_failure: OnFailure | None = None) -> None:
     """Read `tables` ((schema.table, the signal's filter or None) pairs) for the signal at `at` (LSN, xid)."""
     plans = []
     for name, condition in tables:
@@ -54,6 +55,7 @@ def run_blocking_snapshot(tables: list[tuple[str, str | None]], *, connect: Call
     lsn, xid = at
     snapshot = _SignalSnapshot(sink=sink, topic_prefix=topic_prefix, database=database, lsn=lsn, headers=headers,
                                on_failure=on_failure)
+    snapshot.xmin = xmin  # the stream's source.xmin when the signal came (measured on Debezium 3.6.3)
     snapshot.run(connect, None, plans, resume=SnapshotProgress(lsn, xid, time.time_ns() // 1000, None, None, None, 0),
-                 chunk_rows=chunk_rows)
+                 chunk_rows=chunk_rows, row_count_order=row_count_order)
     log.info("blocking snapshot done: %d record(s)", snapshot.events)

@@ -21,6 +21,7 @@ from pgcdc.capture.events import EventSenders, event_emitter, sequence_text
 from pgcdc.capture.rows import RowSenders, row_emitter
 from pgcdc.capture.side_records import SideRecords
 from pgcdc.capture.streamed import StreamedTransactions
+from pgcdc.capture.slot_xmin import SlotXmin
 from pgcdc.lsn import PG_EPOCH_US, format_lsn
 from pgcdc.envelope import connect, template
 from pgcdc.envelope.source import (
@@ -55,7 +56,8 @@ class ChangeCapture(SideRecords):
                  transaction_topic: str | None = None, unpublished_operations: frozenset[str] = frozenset(),
                  streaming_snapshot: str | None = "false", binary_mode: str = "bytes",
                  rows: RowSenders | None = None, events: EventSenders | None = None,
-                 skip_unchanged: bool = False, on_failure: OnFailure | None = None) -> None:
+                 skip_unchanged: bool = False, slot_xmin: SlotXmin | None = None,
+                 on_failure: OnFailure | None = None) -> None:
         self.sink = sink
         self.on_failure = on_failure  # event.processing.failure.handling.mode (capture/failures.py); None: fail
         self.skip_unchanged = skip_unchanged  # skip.messages.without.change
@@ -129,6 +131,29 @@ class ChangeCapture(SideRecords):
             self._emit = row_emitter(self, rows)  # type: ignore[method-assign]
         elif events is not None and not transaction_metadata:
             self._emit = event_emitter(self, events)  # type: ignore[method-assign]
+        self.xmin: int | None = None  # source.xmin (xmin.fetch.interval.ms)
+        if slot_xmin is not None:
+            self._fetch_xmin(slot_xmin)
+
+    def _fetch_xmin(self, slot_xmin: SlotXmin) -> None:
+        """Read the slot's xmin (when due) before each Begin, Commit, row change and logical decoding message,
+        as Debezium does; a new value is a new source block, so the value templates are made again."""
+        def refreshing(handler: Callable[[Any, int], None]) -> Callable[[Any, int], None]:
+            def handle(msg: Any, lsn: int) -> None:
+                xmin = slot_xmin.get()
+                if xmin != self.xmin:
+                    self.xmin = xmin
+                    self._table_templates.clear()
+                    self._templates.clear()
+                handler(msg, lsn)
+            return handle
+
+        for name, kind in (("_begin", m.Begin), ("_commit", m.Commit), ("_insert", m.Insert),
+                           ("_update", m.Update), ("_delete", m.Delete), ("_truncate", m.Truncate),
+                           ("_message", m.LogicalMessage)):
+            wrapped = refreshing(getattr(self, name))
+            setattr(self, name, wrapped)  # _stream_commit calls _begin and _commit directly
+            self._dispatch[kind] = wrapped
 
     def handle(self, msg: Any, lsn: int, payload: bytes | memoryview = b"") -> None:
         """One decoded message at `lsn`; `payload` is its raw bytes (kept for streamed transactions)."""
@@ -213,7 +238,7 @@ class ChangeCapture(SideRecords):
         self.position = Position(
             end_lsn=msg.end_lsn, commit_lsn=msg.commit_lsn, last_lsn=self.last_lsn or msg.commit_lsn,
             xid=self.xid, commit_us=self.commit_us,
-            extra=self.incremental.offset_fields() if self.incremental is not None else (),
+            extra=self.incremental.offset_fields() if self.incremental is not None else (), xmin=self.xmin,
         )
         if self.skipping:
             log.info("skipped transaction %s committed at %X/%X: already in the stored offset",
@@ -250,7 +275,7 @@ class ChangeCapture(SideRecords):
             "version": DEBEZIUM_VERSION, "connector": "postgresql", "name": self.prefix,
             "ts_ms": ts_ms, "snapshot": self.streaming_snapshot, "db": self.db, "sequence": sequence,
             "ts_us": ts_us, "ts_ns": ts_ns, "schema": schema, "table": table,
-            "txId": xid, "lsn": lsn, "xmin": None, "origin": None, "origin_lsn": None,
+            "txId": xid, "lsn": lsn, "xmin": self.xmin, "origin": None, "origin_lsn": None,
         }
 
     def _template(self, t: TableEvents) -> bytes:

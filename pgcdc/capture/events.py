@@ -46,7 +46,7 @@ def event_emitter(capture: ChangeCapture, senders: EventSenders) -> Emit:
                     native(t, send)
             if send is not None:
                 last = capture.last_commit_lsn
-                token = (capture.xid, capture.commit_us, last)
+                token = (capture.xid, capture.commit_us, last, capture.xmin)
                 if send.txn != token:
                     send.transaction(capture._source(t, lsn), token)
                 send(key, headers, op, before, after, sequence_text(last, lsn), lsn, time.time_ns())

@@ -102,6 +102,8 @@ class IncrementalSnapshot:
         self.names: dict[int, tuple[str, str]] = {}
         self.columns: dict[int, list[str]] = {}
         self._blocking: list[tuple[str, str | None]] = []  # a blocking snapshot to run after the signal's record
+        self.stream_xmin: Callable[[], int | None] = lambda: None  # the stream's source.xmin (ChangeCapture.xmin)
+        self.row_count_order: str | None = None  # a blocking snapshot's table order (config.snapshot_row_count_order)
         self._at = (0, 0)  # (LSN, xid) of the signal being handled
         self.key_positions: dict[int, tuple[int, ...]] = {}
         self.rows = 0
@@ -208,7 +210,8 @@ class IncrementalSnapshot:
             tables, self._blocking = self._blocking, []
             run_blocking_snapshot(tables, connect=self._connect, build=self.build, sink=self.sink,
                                   topic_prefix=self.prefix, database=self.db, headers=self.headers, at=self._at,
-                                  chunk_rows=max(self.chunk_size, 10_000), on_failure=self.on_failure)
+                                  chunk_rows=max(self.chunk_size, 10_000), xmin=self.stream_xmin(),
+                                  row_count_order=self.row_count_order, on_failure=self.on_failure)
         if self._next_after_emit:
             self._next_after_emit = False
             if not self.paused:

@@ -26,17 +26,21 @@ class Position:
     commit_us: int
     # Fields of an incremental snapshot under way (IncrementalProgress.to_fields), stored with the position.
     extra: tuple[tuple[str, Any], ...] = ()
+    xmin: int | None = None  # the slot's catalog_xmin as source.xmin had it (xmin.fetch.interval.ms)
 
     def to_offset(self) -> dict[str, Any]:
-        # Exactly what Debezium stores after it processed a COMMIT: every LSN is the commit's end LSN.
-        offset = {
-            "lsn_proc": self.end_lsn,
+        # Exactly what Debezium stores after it processed a COMMIT: every LSN is the commit's end LSN. The keys
+        # in its HashMap's order (xmin, when it has one, comes second).
+        offset: dict[str, Any] = {"lsn_proc": self.end_lsn}
+        if self.xmin is not None:
+            offset["xmin"] = self.xmin
+        offset.update({
             "messageType": "COMMIT",
             "lsn_commit": self.end_lsn,
             "lsn": self.end_lsn,
             "txId": self.xid,
             "ts_usec": self.commit_us,
-        }
+        })
         offset.update(self.extra)
         return offset
 

@@ -22,6 +22,7 @@ class SideRecords:
     # ChangeCapture's state, set in its __init__ (changes.py).
     sink: Any
     xid: int
+    xmin: int | None
     begin_lsn: int
     commit_us: int
     total_order: int
@@ -100,7 +101,8 @@ class SideRecords:
         if not self.in_transaction and decoded_lsn > (self.position.end_lsn if self.position else 0):
             self.position = Position(end_lsn=decoded_lsn, commit_lsn=decoded_lsn, last_lsn=decoded_lsn,
                                      xid=self.xid, commit_us=self.commit_us,
-                                     extra=self.incremental.offset_fields() if self.incremental is not None else ())
+                                     extra=self.incremental.offset_fields() if self.incremental is not None else (),
+                                     xmin=self.xmin)
 
     # -- transaction metadata ---------------------------------------------------------------------------
     def _emit_tx_begin(self) -> None:

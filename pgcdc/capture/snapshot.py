@@ -29,7 +29,7 @@ import psycopg
 
 from pgcdc.capture.failures import OnFailure
 from pgcdc.capture.position import SnapshotProgress
-from pgcdc.capture.snapshot_plan import TablePlan, chunks, describe, split_points
+from pgcdc.capture.snapshot_plan import TablePlan, chunks, describe, sort_by_row_count, split_points
 from pgcdc.capture.snapshot_progress import ProgressReporter, SnapshotMetrics, TableProgress
 from pgcdc.capture.snapshot_readers import ChunkReaders, ChunkRows, begin_snapshot
 from pgcdc.capture.snapshot_records import TableRecords
@@ -72,6 +72,9 @@ class Snapshot:
         self.on_failure = on_failure  # event.processing.failure.handling.mode; None: a failing row stops
         # The converting sink's senders of records as their parts (converters/sink.py EventSend), or None.
         self.parts = parts
+        # source.xmin of the records: none in an initial snapshot; a blocking snapshot's records carry the
+        # stream's (xmin.fetch.interval.ms), as Debezium's offset context does.
+        self.xmin: int | None = None
         self.prefix = topic_prefix
         self.db = database
         self.lsn = lsn
@@ -99,13 +102,23 @@ class Snapshot:
 
     def run(self, connect: Callable[[], psycopg.Connection], snapshot_name: str | None, plans: list[TablePlan], *,
             resume: SnapshotProgress | None = None, threads: int = 1, chunk_rows: int = 100_000,
-            fetch_size: int = 10_240, lock_timeout_ms: int = 10_000) -> int | None:
-        """Emit every row of `plans` (all tables, in order). Returns the snapshot's xid, or None if stopped
-        (progress checkpointed)."""
-        todo = self._resume(plans, resume)
+            fetch_size: int = 10_240, lock_timeout_ms: int = 10_000, row_count_order: str | None = None
+            ) -> int | None:
+        """Emit every row of `plans` (all tables, in order; `row_count_order`: sorted by their row counts first).
+        Returns the snapshot's xid, or None if stopped (progress checkpointed)."""
         coord = connect()
         try:
             begin_snapshot(coord, snapshot_name, lock_timeout_ms)
+            progress = resume
+            if row_count_order is not None:
+                plans = sort_by_row_count(coord, plans, row_count_order)
+                if resume is not None and (resume.done is not None or resume.table is not None):
+                    # The stored progress names tables in their name order; Debezium starts such a snapshot
+                    # over, and so does pgcdc (with the same txId and time).
+                    log.info("the interrupted initial snapshot starts again from its first table: its tables "
+                             "are read in row-count order (snapshot.tables.order.by.row.count)")
+                    progress = None
+            todo = self._resume(plans, progress)
             row = coord.execute(
                 "SELECT txid_current_if_assigned(), txid_snapshot_xmin(txid_current_snapshot()), "
                 "pg_export_snapshot()").fetchone()
@@ -165,7 +178,7 @@ class Snapshot:
         for plan in plans:
             plan.events = events = plan.build()
             plan.records = rec = TableRecords(events, prefix=self.prefix, database=self.db, lsn=self.lsn,
-                                              xid=self.xid, ts_us=self.ts_us)
+                                              xid=self.xid, ts_us=self.ts_us, xmin=self.xmin)
             if self.parts is not None and rec.templates is not None:
                 rec.parts = self.parts(rec.topic, events.value_wrap.prefix)
             plan.pk_index = tuple(events.names.index(c) for c in plan.pk) if plan.chunked else None

@@ -49,13 +49,13 @@ def _template(data: bytes, marks: Sequence[tuple[bytes, bytes]]) -> bytes | None
 
 
 def source_block(*, prefix: str, database: str, schema: str, table: str, lsn: int, xid: int, ts_us: int,
-                 marker: str) -> dict[str, Any]:
+                 marker: str, xmin: int | None = None) -> dict[str, Any]:
     """The `source` of every record of one snapshot and table: only the marker differs between records."""
     return {
         "version": DEBEZIUM_VERSION, "connector": "postgresql", "name": prefix, "ts_ms": ts_us // 1000,
         "snapshot": marker, "db": database, "sequence": f'[null,"{lsn}"]', "ts_us": ts_us,
         "ts_ns": ts_us * 1000, "schema": schema, "table": table, "txId": xid, "lsn": lsn,
-        "xmin": None, "origin": None, "origin_lsn": None,
+        "xmin": xmin, "origin": None, "origin_lsn": None,
     }
 
 
@@ -63,13 +63,14 @@ class TableRecords:
     """One table's records of one snapshot. `render(rows)` converts a batch; `value(after, marker)` and the
     keys it returned are the record bytes."""
 
-    def __init__(self, events: TableEvents, *, prefix: str, database: str, lsn: int, xid: int, ts_us: int) -> None:
+    def __init__(self, events: TableEvents, *, prefix: str, database: str, lsn: int, xid: int, ts_us: int,
+                 xmin: int | None = None) -> None:
         self.events = events
         self.parts: Any = None  # the sink's writer of these records from their parts (capture/snapshot.py)
         self.lsn = lsn
         self.topic = events.topic
         self.sources = {m: source_block(prefix=prefix, database=database, schema=events.schema,
-                                        table=events.table, lsn=lsn, xid=xid, ts_us=ts_us, marker=m)
+                                        table=events.table, lsn=lsn, xid=xid, ts_us=ts_us, marker=m, xmin=xmin)
                         for m in MARKERS}
         templates = {m: _template(events.value({
             "before": None, "after": _AFTER, "source": s, "transaction": None, "op": "r",

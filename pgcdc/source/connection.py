@@ -142,6 +142,7 @@ def check_server(conn: psycopg.Connection, config: ConnectorConfig) -> int:
 def check_objects(conn: psycopg.Connection, config: ConnectorConfig) -> None:
     """Read-only checks of the publication, the slot and the captured tables, run before anything is created
     (the offset topic or file, the publication, the slot), so that a refusal leaves nothing behind."""
+    from pgcdc.source import replica_identity
     from pgcdc.source import slot as slots
 
     if config.publication_autocreate_mode == "disabled" and conn.execute(
@@ -160,8 +161,9 @@ def check_objects(conn: psycopg.Connection, config: ConnectorConfig) -> None:
         "SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
         "WHERE c.relreplident = 'n' AND c.relkind IN ('r', 'p') AND n.nspname NOT IN ('pg_catalog', "
         "'information_schema') ORDER BY 1, 2").fetchall()
+    autoset = replica_identity.autoset_tables(config)
     for schema, table in nothing:
-        if (schema, table) in tables:
+        if (schema, table) in tables and not autoset(f"{schema}.{table}"):
             raise SourceError(
                 f"table {schema}.{table}: REPLICA IDENTITY NOTHING: PostgreSQL rejects its UPDATEs and DELETEs "
                 f"once published (ALTER TABLE {schema}.{table} REPLICA IDENTITY FULL, add a primary key, or "

@@ -32,8 +32,7 @@ def _problems(override: dict[str, str]) -> list[str]:
     {"key.converter.plugin.version": "latest"}, {"header.converter.plugin.version": " latest "},
     # Debezium 3.6 (CommonConnectorConfig, RelationalDatabaseConnectorConfig, PostgresConnectorConfig).
     {"executor.shutdown.timeout.ms": "1"}, {"query.fetch.size": "0"}, {"queue.provider.type": "MEMORY"},
-    {"snapshot.max.threads.multiplier": "4"}, {"legacy.snapshot.max.threads": "true"},
-    {"internal.legacy.snapshot.max.threads": "false"}, {"internal.advanced.metrics.enable": "true"},
+    {"internal.advanced.metrics.enable": "true"},
     {"internal.snapshot.scan.all.columns.force": "true"}, {"custom.sanitize.pattern": r".*\.token$"},
     {"include.schema.changes": "maybe"},  # left out of the PostgreSQL connector's definition: never checked
     {"openlineage.integration.enabled": "false"}, {"openlineage.integration.job.tags": "k1=v1,k2=v2"},
