@@ -54,7 +54,7 @@ def libpq_params(config: ConnectorConfig, replication: bool = False) -> dict[str
         "connect_timeout": 10,
     }
     for key, attr in (("sslcert", "database_sslcert"), ("sslkey", "database_sslkey"),
-                      ("sslrootcert", "database_sslrootcert")):
+                      ("sslrootcert", "database_sslrootcert"), ("sslpassword", "database_sslpassword")):
         if getattr(config, attr):
             params[key] = getattr(config, attr)
     if replication:

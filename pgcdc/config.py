@@ -236,7 +236,7 @@ class ConnectorConfig(SourceFields):
         header = self.converter_specs.get("header")
         key = self.converter_specs.get("key")
         if header is not None and header.cls != JSON_CONVERTER and key is not None and key.cls == JSON_CONVERTER \
-                and not self.key_converter_schemas_enable:
+                and not key.json_schemas:
             problems.append(f"header.converter: {header.cls} writes the __debezium.newkey/oldkey headers from "
                             "the key's schema, which key.converter.schemas.enable=false leaves out")
         if self.offset_storage == "kafka" and not self.bootstrap_servers:
@@ -323,8 +323,9 @@ class ConnectorConfig(SourceFields):
         """Whether header values are written with their schema up to the header converter: with JsonConverter
         as the keys' schemas.enable says (the engine's JSON headers), with any other header converter always
         (it reads the schema, pgcdc.converters.sink)."""
-        spec = self.converter_specs.get("header")
-        return self.key_converter_schemas_enable or (spec is not None and spec.cls != JSON_CONVERTER)
+        spec, key = self.converter_specs.get("header"), self.converter_specs.get("key")
+        keys = key.json_schemas if key is not None and key.cls == JSON_CONVERTER else self.key_converter_schemas_enable
+        return keys or (spec is not None and spec.needs_schema)
 
     def libpq_params(self, replication: bool = False) -> dict[str, Any]:
         return client_settings.libpq_params(self, replication)

@@ -51,6 +51,11 @@ class SourceFields(BaseModel):
     """Client private key file (libpq sslkey)."""
     database_sslrootcert: str | None = Field(None, alias="database.sslrootcert")
     """Root certificate file to verify the server (libpq sslrootcert)."""
+    database_sslpassword: str | None = Field(None, alias="database.sslpassword")
+    """Password of the client key in database.sslkey (libpq sslpassword)."""
+    database_initial_statements: str | None = Field(None, alias="database.initial.statements")
+    """SQL statements run on each new connection that is not the replication connection, separated by `;`
+    (`;;` for a semicolon inside a statement)."""
 
     plugin_name: Literal["pgoutput"] = Field("pgoutput", alias="plugin.name")
     """Logical decoding plugin; pgcdc reads pgoutput only."""
@@ -113,6 +118,8 @@ class SourceFields(BaseModel):
     column_rules: dict[str, str] = Field(default_factory=dict)
     # transforms, transforms.*, predicates, predicates.*, errors.tolerance/log.*: pgcdc/transforms/config.py
     transform_props: dict[str, str] = Field(default_factory=dict)
+    # topic.creation.*: Kafka Connect's topic creation (KIP-158), pgcdc/topic_creation/
+    topic_creation_props: dict[str, str] = Field(default_factory=dict)
     message_prefix_include_list: tuple[str, ...] = Field((), alias="message.prefix.include.list")
     """Regexes of logical-decoding message prefixes to emit (all others are dropped)."""
     message_prefix_exclude_list: tuple[str, ...] = Field((), alias="message.prefix.exclude.list")
@@ -192,6 +199,11 @@ class SourceFields(BaseModel):
     """More captured tables than guardrail.collections.max: log a warning, or stop before capturing."""
     streaming_delay_ms: int = Field(0, alias="streaming.delay.ms", ge=0)
     """Wait this long after a completed snapshot before streaming starts."""
+    event_processing_failure_handling_mode: str = Field("fail", alias="event.processing.failure.handling.mode")
+    """A change whose values cannot be written (as Debezium's dispatcher fails on them): `fail` stops the
+    connector; `warn` (logged), `skip` and `ignore` leave it out and go on."""
+    snapshot_delay_ms: int = Field(0, alias="snapshot.delay.ms", ge=0)
+    """Wait this long before an initial snapshot starts (the slot already made)."""
 
     @field_validator("guardrail_collections_limit_action", mode="before")
     @classmethod

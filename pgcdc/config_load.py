@@ -13,15 +13,17 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from pgcdc import config_values, framework_properties
+from pgcdc import config_values, framework_properties, topic_creation
 from pgcdc.config import (COLUMN_RULE, JSON_CONVERTER, PASSTHROUGH_PREFIXES, SELECT_OVERRIDE_PREFIX, TRANSFORM_ERRORS,
                           ConnectorConfig)
 from pgcdc.converters.settings import PREFIXES as CONVERTER_PREFIXES
+from pgcdc.custom_plugins import refuse_custom_plugins
 from pgcdc.converters.settings import SIDES as CONVERTER_SIDES
 from pgcdc.converters.settings import converter_specs
 from pgcdc.config_sources import env_overrides, read_config_file, read_password_file
 from pgcdc.errors import ConfigError
 from pgcdc.properties import ACCEPTED_NOT_IMPLEMENTED, ACCEPTED_PREFIXES
+from pgcdc.topic_creation.config import PREFIX as TOPIC_CREATION_PREFIX
 from pgcdc.transforms.config import build_chain
 
 log = logging.getLogger("pgcdc.config")
@@ -37,6 +39,7 @@ def build(props: Mapping[str, str]) -> ConnectorConfig:
     statements: dict[str, str] = {}
     column_rules: dict[str, str] = {}
     transform_props: dict[str, str] = {}
+    topic_creation_props: dict[str, str] = {}
     converter_props: dict[str, str] = {}
     ignored: list[str] = []
     problems: list[str] = []
@@ -46,7 +49,8 @@ def build(props: Mapping[str, str]) -> ConnectorConfig:
             props = {**props, "database.password": read_password_file(props)}
         except ConfigError as exc:
             problems.append(str(exc))
-    for mapping in (framework_properties.map_offsets_topic, framework_properties.map_mismatch_strategy):
+    for mapping in (framework_properties.map_offsets_topic, framework_properties.map_mismatch_strategy,
+                    refuse_custom_plugins):
         props, mapped = mapping(props)
         problems += mapped
     for key, value in props.items():
@@ -64,6 +68,8 @@ def build(props: Mapping[str, str]) -> ConnectorConfig:
             statements[key[len(SELECT_OVERRIDE_PREFIX):]] = value
         elif key.startswith(PASSTHROUGH_PREFIXES):
             kafka[key.split(".", 1)[1] if not key.startswith("producer.override.") else key[18:]] = value
+        elif key.startswith(TOPIC_CREATION_PREFIX):
+            topic_creation_props[key] = value
         elif key in ("transforms", "predicates") or key.startswith(("transforms.", "predicates.")) \
                 or key in TRANSFORM_ERRORS:
             transform_props[key] = value
@@ -83,6 +89,10 @@ def build(props: Mapping[str, str]) -> ConnectorConfig:
     fields["snapshot_select_statements"] = statements
     fields["column_rules"] = column_rules
     fields["transform_props"] = transform_props
+    fields["topic_creation_props"] = topic_creation_props
+    _, creation_problems, not_read = topic_creation.parse(topic_creation_props)
+    problems += creation_problems
+    ignored += not_read
     try:
         specs = converter_specs({side: props.get(f"{side}.converter", JSON_CONVERTER) for side in CONVERTER_SIDES},
                                 converter_props)

@@ -134,7 +134,20 @@ def reference() -> str:
         "| `errors.tolerance`, `errors.log.enable`, `errors.log.include.messages` | yes | a transform failing on a "
         "record: `none` stops the connector with one line naming the alias, `all` skips the record (logged when "
         "`errors.log.enable`) |",
+        "| `topic.creation.default.partitions`, `topic.creation.default.replication.factor`, "
+        "`topic.creation.groups`, `topic.creation.<group>.include`/`.exclude`/`.partitions`/`.replication.factor`, "
+        "`topic.creation.<group>.<topic config>` | yes | Kafka Connect's topic creation (KIP-158): a topic that "
+        "does not exist is created on its first record with the first matching group's settings (`default` matches "
+        "every topic; -1: the broker's default), the group's other properties as its topic configs; any "
+        "`topic.creation.*` property makes the default group's partitions and replication factor required "
+        "(pgcdc/topic_creation); `topic.creation.enable` (a worker setting) and the properties of a group not in "
+        "`topic.creation.groups` are accepted with no effect, as Kafka Connect does not read them |",
         "| `database.server.name` | refused | replaced by `topic.prefix` in Debezium 2.0 |",
+        "| `converters`, `<name>.type`, `<name>.*` | refused (empty: accepted) | Debezium custom converters are Java "
+        "classes pgcdc cannot run; a single message transform changes values after capture |",
+        "| `post.processors`, `<name>.type`, `<name>.*` | refused (empty: accepted) | Debezium post processors "
+        "(ReselectColumnsPostProcessor) are not supported; REPLICA IDENTITY FULL makes updates carry unchanged "
+        "TOAST values |",
         "",
         "## Accepted, no effect",
         "",

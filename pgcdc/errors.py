@@ -42,6 +42,11 @@ class ConversionError(PgcdcError):
     """A column value that cannot be converted; names table, column, type and LSN."""
 
 
+class ValueConversionError(ConversionError):
+    """A change's column value the connector cannot write (Debezium's dispatcher fails on the same values):
+    `event.processing.failure.handling.mode` decides whether it stops the connector or the change is left out."""
+
+
 class SinkError(PgcdcError):
     """The sink (Kafka, file) refused or lost records."""
 

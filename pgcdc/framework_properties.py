@@ -195,6 +195,13 @@ def problems(props: Mapping[str, str]) -> list[str]:
             out.append(f"snapshot.query.mode.custom.name: not supported: a custom snapshot query is a Java plug-in "
                        f"pgcdc cannot load; remove it and snapshot.query.mode=custom, and set "
                        f"snapshot.select.statement.overrides instead (got {name!r})")
+    if props.get("snapshot.mode", "").strip().lower() == "custom":
+        out.append("snapshot.mode: custom runs a Java Snapshotter (snapshot.mode.custom.name) pgcdc cannot load; use "
+                   "initial, always, initial_only, no_data, never, when_needed, or configuration_based with its "
+                   "snapshot.mode.configuration.based.* settings")
+    if props.get("snapshot.locking.mode", "").strip().lower() == "custom":
+        out.append("snapshot.locking.mode: custom loads a Java class (snapshot.locking.mode.custom.name) pgcdc cannot "
+                   "run; remove it (shared and none are accepted)")
     return out
 
 

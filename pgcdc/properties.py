@@ -10,26 +10,23 @@ from __future__ import annotations
 # Accepted and ignored with a warning: they tune behaviour pgcdc does not have yet or does differently.
 ACCEPTED_NOT_IMPLEMENTED: frozenset[str] = frozenset(
     """
-    snapshot.delay.ms snapshot.isolation.mode
-    snapshot.locking.mode snapshot.query.mode snapshot.custom.class snapshot.mode.custom.name
+    snapshot.isolation.mode
+    snapshot.locking.mode snapshot.locking.mode.custom.name snapshot.query.mode snapshot.custom.class
+    snapshot.mode.custom.name
     snapshot.tables.order.by.row.count
     incremental.snapshot.allow.schema.changes incremental.snapshot.watermarking.strategy
     heartbeat.topics.prefix
     schema.refresh.mode sanitize.field.names
     slot.stream.params
-    xmin.fetch.interval.ms database.initial.statements database.tcpKeepAlive database.connectTimeoutMs
-    database.sslfactory database.sslpassword
+    xmin.fetch.interval.ms database.tcpKeepAlive database.connectTimeoutMs
+    database.sslfactory
     max.queue.size max.queue.size.in.bytes max.batch.size poll.interval.ms
-    event.processing.failure.handling.mode
     errors.retry.timeout errors.retry.delay.max.ms
     errors.deadletterqueue.topic.name errors.deadletterqueue.context.headers.enable
     custom.metric.tags notification.enabled.channels notification.sink.topic.name
     topic.cache.size
-    topic.creation.enable topic.creation.default.replication.factor topic.creation.default.partitions
-    topic.creation.default.cleanup.policy topic.creation.default.compression.type topic.creation.groups
     offset.flush.timeout.ms
-    converters
-    provide.transaction.metadata.enable post.processors
+    provide.transaction.metadata.enable
     publication.name.prefix replica.identity.autoset.values
     schema.history.internal
     internal.key.converter internal.value.converter
@@ -38,12 +35,10 @@ ACCEPTED_NOT_IMPLEMENTED: frozenset[str] = frozenset(
 
 # Prefixes of families of properties (per-column, per-table or per-client settings).
 ACCEPTED_PREFIXES: tuple[str, ...] = (
-    "topic.creation.",
     "notification.",
     "signal.",
     "errors.",
     "consumer.override.",
     "admin.override.",
     "custom.metric.",
-    "post.processors.",
 )

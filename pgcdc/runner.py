@@ -30,6 +30,7 @@ from pgcdc.lsn import format_lsn
 from pgcdc.metrics import Health, MetricsServer, SlotWatch
 from pgcdc.offsets import OffsetStore, make_offset_store
 from pgcdc.protocol import PgoutputDecoder
+from pgcdc.capture.failures import failure_handler
 from pgcdc.converters.sink import ConvertingSink, make_converters
 from pgcdc.sink import Sink, make_sink
 from pgcdc.transforms.chain import TransformingSink
@@ -262,6 +263,10 @@ class Connector:
             else:
                 catch_up_from = existing[0]
             slot = slots.SlotInfo(c.slot_name, False, catch_up_from, None)
+        if wants_snapshot and c.snapshot_delay_ms:  # snapshot.delay.ms: as Debezium's delaySnapshotIfNeeded
+            log.info("waiting %d ms before the snapshot starts (snapshot.delay.ms)", c.snapshot_delay_ms)
+            if self._stop.wait(min(c.snapshot_delay_ms / 1000, threading.TIMEOUT_MAX)):
+                return None, None, None
         if wants_snapshot:
             done = initial_snapshot(self, conn, slot, sink, offsets, catalog, progress)
             if done is None:  # stopped during the snapshot; its progress is stored
@@ -297,6 +302,7 @@ class Connector:
             message_filter=c.keeps_message if c.message_prefix_include_list or c.message_prefix_exclude_list else None,
             transaction_topic=c.transaction_topic, streaming_snapshot=tables_settings.source_snapshot,
             binary_mode=c.binary_handling_mode, skip_unchanged=c.skip_messages_without_change,
+            on_failure=failure_handler(c.event_processing_failure_handling_mode),
             # rows alone to the chain's compiled path; not when a tap must see each envelope first
             rows=sink.row_sender if isinstance(sink, TransformingSink) else None,
             # events as their parts to the value converter's own writer (Confluent's AvroConverter)

@@ -25,6 +25,7 @@ from pgcdc.offsets import OffsetStore
 from pgcdc.sink import Sink
 from pgcdc.source import slot as slots
 from pgcdc.source.catalog import Catalog
+from pgcdc.capture.failures import failure_handler
 from pgcdc.source.connection import connect
 from pgcdc.tables import catalog_relation, envelope_settings, snapshot_lookup, table_lookup
 
@@ -62,7 +63,8 @@ def incremental_snapshots(c: ConnectorConfig, column_rules: ColumnRules | None, 
         sink=sink, topic_prefix=c.topic_prefix, database=c.database_dbname, headers=headers,
         progress=IncrementalProgress.from_offset(stored) if stored else None, read_only=c.read_only,
         table_order=lambda name: (next((i for i, p in enumerate(c.table_include_list) if re.fullmatch(p, name)),
-                                       len(c.table_include_list)), name))
+                                       len(c.table_include_list)), name),
+        on_failure=failure_handler(c.event_processing_failure_handling_mode))
 
 
 def initial_snapshot(connector: Connector, conn: psycopg.Connection, slot: slots.SlotInfo, sink: Sink,
@@ -92,7 +94,8 @@ def initial_snapshot(connector: Connector, conn: psycopg.Connection, slot: slots
                         checkpoint=checkpointer.checkpoint if keeps_progress else None,
                         flush_interval_s=c.offset_flush_interval_ms / 1000,
                         stop=connector.stop_event, metrics=metrics, reporter=ProgressReporter(metrics),
-                        parts=sink.event_sender if isinstance(sink, ConvertingSink) else None)
+                        parts=sink.event_sender if isinstance(sink, ConvertingSink) else None,
+                        on_failure=failure_handler(c.event_processing_failure_handling_mode))
     how = "in the slot's exported snapshot" if slot.snapshot_name else "in a new snapshot (catching up)"
     log.info("initial snapshot of %d table(s) %s, streaming from %s (snapshot.max.threads=%d)", len(plan), how,
              format_lsn(slot.consistent_point), c.snapshot_max_threads)

@@ -64,6 +64,21 @@ class Running:
         self.stop()
 
 
+def in_thread(connector: Connector) -> tuple[threading.Thread, list[BaseException]]:
+    """`connector.run()` in a daemon thread, started, and the list that gets what it raises. Unlike `Running`,
+    it does not wait for streaming to start: for runs that wait before it (snapshot.delay.ms, streaming.delay.ms)."""
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            connector.run()
+        except BaseException as exc:  # the test reads it
+            errors.append(exc)
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, errors
+
+
 def wait_for(predicate: Callable[[], bool], timeout: float = 30, what: str = "condition",
               show: Callable[[], Any] = lambda: None) -> None:
     deadline = time.monotonic() + timeout

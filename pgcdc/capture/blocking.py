@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import psycopg
 
+from pgcdc.capture.failures import OnFailure
 from pgcdc.capture.position import SnapshotProgress
 from pgcdc.capture.snapshot import Snapshot
 from pgcdc.capture.snapshot_plan import TablePlan
@@ -36,7 +37,7 @@ class _SignalSnapshot(Snapshot):
 def run_blocking_snapshot(tables: list[tuple[str, str | None]], *, connect: Callable[[], psycopg.Connection],
                           build: Callable[[str, str], TableEvents | None], sink: Sink, topic_prefix: str,
                           database: str, headers: list[tuple[str, bytes]], at: tuple[int, int],
-                          chunk_rows: int) -> None:
+                          chunk_rows: int, on_failure: OnFailure | None = None) -> None:
     """Read `tables` ((schema.table, the signal's filter or None) pairs) for the signal at `at` (LSN, xid)."""
     plans = []
     for name, condition in tables:
@@ -51,7 +52,8 @@ def run_blocking_snapshot(tables: list[tuple[str, str | None]], *, connect: Call
     if not plans:
         return
     lsn, xid = at
-    snapshot = _SignalSnapshot(sink=sink, topic_prefix=topic_prefix, database=database, lsn=lsn, headers=headers)
+    snapshot = _SignalSnapshot(sink=sink, topic_prefix=topic_prefix, database=database, lsn=lsn, headers=headers,
+                               on_failure=on_failure)
     snapshot.run(connect, None, plans, resume=SnapshotProgress(lsn, xid, time.time_ns() // 1000, None, None, None, 0),
                  chunk_rows=chunk_rows)
     log.info("blocking snapshot done: %d record(s)", snapshot.events)

@@ -34,7 +34,8 @@ from pgcdc.envelope.source import (
     message_value_schema,
 )
 from pgcdc.envelope.table import TableEvents
-from pgcdc.errors import ConversionError
+from pgcdc.capture.failures import OnFailure
+from pgcdc.errors import ConversionError, ValueConversionError
 from pgcdc.protocol import messages as m
 from pgcdc.sink import Sink
 
@@ -54,8 +55,9 @@ class ChangeCapture(SideRecords):
                  transaction_topic: str | None = None, unpublished_operations: frozenset[str] = frozenset(),
                  streaming_snapshot: str | None = "false", binary_mode: str = "bytes",
                  rows: RowSenders | None = None, events: EventSenders | None = None,
-                 skip_unchanged: bool = False) -> None:
+                 skip_unchanged: bool = False, on_failure: OnFailure | None = None) -> None:
         self.sink = sink
+        self.on_failure = on_failure  # event.processing.failure.handling.mode (capture/failures.py); None: fail
         self.skip_unchanged = skip_unchanged  # skip.messages.without.change
         self.streaming_snapshot = streaming_snapshot  # source.snapshot of streamed events (EnvelopeSettings)
         self.message_filter = message_filter  # message.prefix.include/exclude.list: True keeps the prefix
@@ -134,7 +136,14 @@ class ChangeCapture(SideRecords):
         try:
             self._dispatch[type(msg)](msg, lsn)
         except orjson.JSONEncodeError as exc:  # a converted value JSON cannot carry: name it, on the cold path
-            raise self._serialization_error(msg, lsn, exc) from None
+            error = self._serialization_error(msg, lsn, exc)
+            if self.on_failure is None or not isinstance(error, ValueConversionError):
+                raise error from None
+            self.on_failure(error)
+        except ValueConversionError as exc:  # the change is left out, or the connector stops (the default)
+            if self.on_failure is None:
+                raise
+            self.on_failure(exc)
 
     def _serialization_error(self, msg: Any, lsn: int, exc: Exception) -> ConversionError:
         t = self.relations.get(getattr(msg, "relation_oid", -1))

@@ -32,11 +32,13 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from pgcdc.capture.failures import OnFailure
 from pgcdc.capture.blocking import run_blocking_snapshot
 from pgcdc.capture.incremental_chunks import (ChunkTable, chunk_row, chunk_snapshot, chunk_table, emit_chunk, max_key,
                                               select_chunk)
 from pgcdc.capture.position import IncrementalProgress
 from pgcdc.capture.signals import Collection, java_instant, parse_signal_data, snapshot_request, stopped, table_signal
+from pgcdc.errors import ValueConversionError
 from pgcdc.envelope.table import TableEvents
 from pgcdc.protocol import messages as m
 from pgcdc.sink import Sink
@@ -53,8 +55,10 @@ class IncrementalSnapshot:
                  build: Callable[[str, str], TableEvents | None], captured: Callable[[], list[tuple[str, str]]],
                  sink: Sink, topic_prefix: str, database: str, headers: list[tuple[str, bytes]],
                  progress: IncrementalProgress | None = None, read_only: bool = False,
-                 table_order: Callable[[str], Any] = lambda name: name, channels: list[Any] | None = None) -> None:
+                 table_order: Callable[[str], Any] = lambda name: name, channels: list[Any] | None = None,
+                 on_failure: OnFailure | None = None) -> None:
         self._connect = connect
+        self.on_failure = on_failure  # event.processing.failure.handling.mode (capture/failures.py)
         self.read_only = read_only
         self.table_order = table_order  # a blocking snapshot's table order
         self.channels = channels or []  # KafkaSignals / FileSignals
@@ -194,7 +198,7 @@ class IncrementalSnapshot:
             tables, self._blocking = self._blocking, []
             run_blocking_snapshot(tables, connect=self._connect, build=self.build, sink=self.sink,
                                   topic_prefix=self.prefix, database=self.db, headers=self.headers, at=self._at,
-                                  chunk_rows=max(self.chunk_size, 10_000))
+                                  chunk_rows=max(self.chunk_size, 10_000), on_failure=self.on_failure)
         if self._next_after_emit:
             self._next_after_emit = False
             if not self.paused:
@@ -344,7 +348,14 @@ class IncrementalSnapshot:
                 rows = select_chunk(conn, t, self.read_key, self.max_key, self.chunk_size)
                 if rows:
                     for values in rows:
-                        self.buffer[tuple(values[i] for i in t.pk_idx)] = chunk_row(t.events, values, self.high_lsn)
+                        try:
+                            row = chunk_row(t.events, values, self.high_lsn)
+                        except ValueConversionError as exc:  # left out, or the connector stops (the default)
+                            if self.on_failure is None:
+                                raise
+                            self.on_failure(exc)
+                            continue
+                        self.buffer[tuple(values[i] for i in t.pk_idx)] = row
                     self.read_key = tuple(str(rows[-1][i]) for i in t.chunk_idx)
                     break
                 log.info("incremental snapshot of %s.%s done", *t.plan.name)

@@ -27,11 +27,13 @@ from typing import Any
 
 import psycopg
 
+from pgcdc.capture.failures import OnFailure
 from pgcdc.capture.position import SnapshotProgress
 from pgcdc.capture.snapshot_plan import TablePlan, chunks, describe, split_points
 from pgcdc.capture.snapshot_progress import ProgressReporter, SnapshotMetrics, TableProgress
 from pgcdc.capture.snapshot_readers import ChunkReaders, ChunkRows, begin_snapshot
 from pgcdc.capture.snapshot_records import TableRecords
+from pgcdc.errors import ValueConversionError
 from pgcdc.lsn import format_lsn
 from pgcdc.sink import Sink
 
@@ -64,8 +66,10 @@ class Snapshot:
                  headers: list[tuple[str, bytes]] | None = None,
                  checkpoint: Callable[[SnapshotProgress], None] | None = None, flush_interval_s: float = 1.0,
                  stop: threading.Event | None = None, metrics: SnapshotMetrics | None = None,
-                 reporter: ProgressReporter | None = None, parts: Callable[[str, bytes], Any] | None = None) -> None:
+                 reporter: ProgressReporter | None = None, parts: Callable[[str, bytes], Any] | None = None,
+                 on_failure: OnFailure | None = None) -> None:
         self.sink = sink
+        self.on_failure = on_failure  # event.processing.failure.handling.mode; None: a failing row stops
         # The converting sink's senders of records as their parts (converters/sink.py EventSend), or None.
         self.parts = parts
         self.prefix = topic_prefix
@@ -192,6 +196,7 @@ class Snapshot:
         # JSON, key, first row of its table, primary key text).
         pending: tuple[TablePlan, bytes, bytes | None, bool, tuple[str, ...] | None] | None = None
         ended = False
+        cut: set[int] = set()  # tables whose last row was left out: no record of theirs ends them
 
         def emit_pending(mark: str) -> None:
             p_plan, after, key, _, pk = pending  # type: ignore[misc]
@@ -219,13 +224,29 @@ class Snapshot:
             if chunk.index == 0:
                 self.reporter.table_started(name)
             first_row = chunk.index == 0 and plan.after is None
+            tail_left_out = False  # the chunk's last row left out (event.processing.failure.handling.mode)
             for batch in rows:
                 for lo in range(0, len(batch), RENDER_ROWS):
                     part = batch if len(batch) <= RENDER_ROWS else batch[lo:lo + RENDER_ROWS]
-                    afters, keys = rec.render(part)
+                    tail_left_out = False
+                    try:
+                        afters, keys = rec.render(part)
+                    except ValueConversionError:  # event.processing.failure.handling.mode (capture/failures.py)
+                        if self.on_failure is None:
+                            raise
+                        kept = rec.writable(part, self.on_failure)
+                        # Debezium marks rows by their place in the table as read: with its first (last) row
+                        # left out, no record of the table is first_in_data_collection (last_in_data_collection).
+                        first_row = first_row and bool(kept) and kept[0] is part[0]
+                        tail_left_out = not kept or kept[-1] is not part[-1]
+                        part = kept
+                        if not part:
+                            continue
+                        afters, keys = rec.render(part)
                     if pending is not None:
                         p_plan, _, _, p_first, _ = pending
-                        emit_pending(marker(p_plan.first, p_first, ended or p_plan is not plan))
+                        emit_pending(marker(p_plan.first, p_first,
+                                            (ended or p_plan is not plan) and id(p_plan) not in cut))
                     n = len(part) - 1
                     if n:
                         start = 0
@@ -264,7 +285,9 @@ class Snapshot:
                                  name, self.events)
                         return False
             if chunk.last:
-                if pending is not None and pending[0] is plan:
+                if tail_left_out:
+                    cut.add(id(plan))
+                elif pending is not None and pending[0] is plan:
                     ended = True
                 self.reporter.table_done(name)
             fill()

@@ -17,7 +17,7 @@ naming the table, column, value and the row's key (`TableEvents.failing_value`, 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
@@ -25,7 +25,7 @@ import orjson
 from pgcdc.envelope.jsontext import jackson, needs_jackson
 from pgcdc.envelope.source import DEBEZIUM_VERSION
 from pgcdc.envelope.table import TableEvents
-from pgcdc.errors import ConversionError
+from pgcdc.errors import ConversionError, ValueConversionError
 from pgcdc.lsn import format_lsn
 
 MARKERS = ("first", "first_in_data_collection", "true", "last_in_data_collection", "last")
@@ -104,6 +104,19 @@ class TableRecords:
             self._raise_failing(rows)
             raise ConversionError(f"cannot serialize a row of {self.events.schema}.{self.events.table} "
                                   f"{self._where(None)}: {exc}") from None
+
+    def writable(self, rows: Sequence[Sequence[Any]], left_out: Callable[[ValueConversionError], None]
+                 ) -> list[Sequence[Any]]:
+        """The rows whose values all convert; each other one handed to `left_out` (the cold path, after a batch
+        failed, with event.processing.failure.handling.mode other than fail)."""
+        kept = []
+        for r in rows:
+            found = self.events.failing_value(r, self.lsn, self._where(r))
+            if found is None:
+                kept.append(r)
+            else:
+                left_out(found if isinstance(found, ValueConversionError) else ValueConversionError(str(found)))
+        return kept
 
     def _raise_failing(self, rows: Sequence[Sequence[Any]]) -> None:
         for r in rows:

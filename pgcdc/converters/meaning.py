@@ -10,7 +10,9 @@ MEANING: dict[str, str] = {
     "converter.type": "set by a Connect worker; no effect",
     "schemas.enable": "JsonConverter: wrap in `{schema, payload}` (default true); other converters: no effect",
     "schemas.cache.size": "no effect (schemas are compiled once per version)",
-    "decimal.format": "only `BASE64`, the default (`NUMERIC` refused: decimal.handling.mode=string or double "
+    "decimal.format": "JsonConverter: `BASE64` (default) or `NUMERIC`, a Connect Decimal as a JSON number "
+                      "(BigDecimal.toString's text, values and schema defaults); JsonSchemaConverter and "
+                      "ExtJsonConverter: only `BASE64` (`NUMERIC` refused: decimal.handling.mode=string or double "
                       "writes decimals as text or numbers)",
     "replace.null.with.default": "JsonConverter: a null field whose schema has a default is written as the default "
                                  "(default true, KIP-581); false keeps the null",

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pgcdc.converters.json_numeric import base64_only, decimal_format
 from pgcdc.errors import ConfigError
 
 JSON = "org.apache.kafka.connect.json.JsonConverter"
@@ -71,17 +72,6 @@ def _only(*allowed: str) -> Check:
             raise ValueError(f"only {' or '.join(allowed)} is supported yet")
         return v.strip().lower()
     return check
-
-
-def _decimal_format(v: str) -> str:
-    """JsonConverterConfig's decimal.format: BASE64 or NUMERIC, any case; NUMERIC is not written yet."""
-    low = v.strip().lower()
-    if low not in ("base64", "numeric"):
-        raise ValueError("must be one of (case insensitive): BASE64, NUMERIC")
-    if low == "numeric":
-        raise ValueError("NUMERIC is not supported yet (Connect decimals are written as base64 bytes); "
-                         "decimal.handling.mode=string writes them as text, double as JSON numbers")
-    return low
 
 
 def _not_yet(v: str) -> Any:
@@ -164,7 +154,7 @@ _SERDE: dict[str, Check] = {
     "max.schemas.per.subject": _int, "normalize.schemas": _only("false"), "scrub.invalid.names": _only("false"),
     "schemas.enable": _any}  # JsonConverter's, handed to every converter by `converter.*`
 OPTIONS: dict[str, dict[str, Check]] = {
-    JSON: {**_COMMON, "schemas.enable": _bool, "schemas.cache.size": _int, "decimal.format": _decimal_format,
+    JSON: {**_COMMON, "schemas.enable": _bool, "schemas.cache.size": _int, "decimal.format": decimal_format,
            "replace.null.with.default": _bool},
     SIMPLE_HEADER: dict(_COMMON),
     STRING: {**_COMMON, "converter.encoding": _encoding},
@@ -189,7 +179,8 @@ OPTIONS: dict[str, dict[str, Check]] = {
     # compact JSON, and never validated against the schema (json.fail.invalid.schema: Confluent's then fails
     # records holding a decimal or a NaN).
     JSONSCHEMA: {**_COMMON, **REGISTRY, **_SERDE, "object.additional.properties": _bool,
-                 "use.optional.for.nonrequired": _bool, "schemas.cache.size": _int, "decimal.format": _decimal_format,
+                 "use.optional.for.nonrequired": _bool, "schemas.cache.size": _int,
+                 "decimal.format": base64_only("JsonSchemaConverter"),
                  "json.fail.invalid.schema": _only("false"), "json.indent.output": _only("false"),
                  "json.write.dates.iso8601": _bool, "json.schema.spec.version": _any, "json.oneof.for.nullables": _bool,
                  "json.default.property.inclusion": _not_yet, "json.fail.unknown.properties": _bool,
@@ -251,6 +242,7 @@ OPTIONS[APICURIO_AVRO] = {
 }
 # ExtJsonConverter hands its options to the JsonConverter writing the payload (schemas.enable forced false).
 OPTIONS[APICURIO_JSON] = {**_APICURIO_SERDE, **{k: v for k, v in OPTIONS[JSON].items() if k != "schemas.enable"},
+                          "decimal.format": base64_only("ExtJsonConverter"),
                           "schemas.enable": _any}
 _SIMPLE = (STRING, BYTE_ARRAY, DBZ_BINARY, DBZ_BYTE_ARRAY, *NUMBERS, BOOLEAN)
 _SIDE_CLASSES = {"key": (JSON, AVRO, PROTOBUF, JSONSCHEMA, *APICURIO_CLASSES, CLOUDEVENTS, *_SIMPLE),
@@ -275,6 +267,9 @@ class ConverterSpec:
     cls: str
     options: tuple[tuple[str, Any], ...] = ()
     delegate: ConverterSpec | None = None  # Debezium's BinaryDataConverter/ByteArrayConverter's
+    # JsonConverter writing the headers again: they hold the key as the envelope wrote it, with the schema a
+    # NUMERIC key converter reads (converter_specs).
+    rewrite: bool = False
 
     @property
     def is_key(self) -> bool:
@@ -286,8 +281,13 @@ class ConverterSpec:
     @property
     def needs_schema(self) -> bool:
         """The converter reads the Connect schema (the envelope keeps it in the JSON it hands over): every
-        converter but JsonConverter, which is the envelope's own output."""
-        return self.cls != JSON
+        converter but JsonConverter, which is the envelope's own output unless it writes decimals as numbers."""
+        return self.cls != JSON or self.get("decimal.format") == "numeric" or self.rewrite
+
+    @property
+    def json_schemas(self) -> bool:
+        """JsonConverter's schemas.enable as configured (true by default): whether its output carries the schema."""
+        return bool(self.get("schemas.enable", True))
 
     @property
     def replace_null_with_default(self) -> bool:
@@ -303,8 +303,9 @@ class ConverterSpec:
 
     @property
     def schemas_enable(self) -> bool:
-        """JsonConverter's schemas.enable (true by default), or whether the side's records carry a schema."""
-        return bool(self.get("schemas.enable", True)) if self.cls == JSON else self.needs_schema
+        """Whether the envelope writes the side's records with their schema: JsonConverter's schemas.enable, or
+        always for a converter that reads the schema."""
+        return self.json_schemas if not self.needs_schema else True
 
 
 def converter_specs(classes: Mapping[str, str], props: Mapping[str, str]) -> dict[str, ConverterSpec]:
@@ -350,6 +351,13 @@ def converter_specs(classes: Mapping[str, str], props: Mapping[str, str]) -> dic
         if cls in APICURIO_CLASSES and not spec.get(_A + "url"):
             raise ConfigError(f"{prefix}{_A}url: required by {cls}")
         specs[side] = spec
+    header, key = specs["header"], specs["key"]
+    if header.cls == JSON and (header.needs_schema or (key.cls == JSON and key.needs_schema)):
+        # The headers' JSON has its schema as the keys' does (config.header_schemas), decimals as numbers or not;
+        # the envelope writes them (the old or new key) with their schema, so they are written again.
+        keys = (("schemas.enable", key.json_schemas if key.cls == JSON else True),)
+        specs["header"] = ConverterSpec("header", JSON, (*header.options, *keys) if header.get("schemas.enable")
+                                        is None else header.options, rewrite=True)
     for name, (full, _) in engine.items():
         if not any(_knows(s.cls, name) or (s.delegate is not None and name.startswith(_DELEGATE))
                    for s in specs.values()):

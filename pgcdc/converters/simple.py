@@ -156,19 +156,28 @@ class DebeziumBinaryConverter:
 
 
 class JsonDelegate:
-    """JsonConverter behind Debezium's binary converters (the envelope's own JsonConverter path does not
-    apply there): the value written again as JsonConverter writes it, with or without its schema."""
+    """JsonConverter where the envelope's own JsonConverter path does not apply: behind Debezium's binary
+    converters, and as a key or value converter with decimal.format=NUMERIC (json_numeric.py). The value is
+    written again as JsonConverter writes it, with or without its schema."""
 
     def __init__(self, spec: ConverterSpec) -> None:
         from pgcdc.transforms.codec import Codec
 
         self.is_key = spec.is_key
         self.codec = Codec()
-        self.with_schema = spec.schemas_enable
+        self.with_schema = spec.json_schemas
+        self.numeric = spec.get("decimal.format") == "numeric"
 
     def prepare(self, schema: dict[str, Any] | None) -> Any:
         encode, with_schema = self.codec.encode, self.with_schema
-        return lambda topic, value: None if value is None else encode(schema, value, with_schema)
+        fix = None
+        if self.numeric:
+            from pgcdc.converters.json_numeric import decimal_fixer, numeric_schema
+
+            fix, schema = decimal_fixer(schema), numeric_schema(schema)
+        if fix is None:
+            return lambda topic, value: None if value is None else encode(schema, value, with_schema)
+        return lambda topic, value: None if value is None else encode(schema, fix(value), with_schema)
 
     def close(self) -> None:
         pass

@@ -19,7 +19,7 @@ from pgcdc.envelope.naming import SCHEMA_STRATEGY, adjust_name, data_topic
 from pgcdc.envelope.propagate import source_parameters, with_parameters
 from pgcdc.envelope.source import SOURCE_SCHEMA, TRANSACTION_SCHEMA
 from pgcdc.envelope.template import TableTemplate
-from pgcdc.errors import ConversionError
+from pgcdc.errors import ConversionError, ValueConversionError
 from pgcdc.lsn import format_lsn
 from pgcdc.pgtypes import Converter, Modes, converter_for
 from pgcdc.pgtypes.defaults import default_value, fallback
@@ -244,7 +244,7 @@ class TableEvents:
             raise self._conversion_error(values, lsn, exc) from None
 
     def _conversion_error(self, values: Sequence[Any], lsn: int, exc: Exception) -> ConversionError:
-        return self.failing_value(values, lsn) or ConversionError(
+        return self.failing_value(values, lsn) or ValueConversionError(
             f"cannot convert a row of {self.schema}.{self.table} at LSN {format_lsn(lsn)}: {exc}")
 
     def located(self, values: Sequence[Any], where: str) -> str:
@@ -270,7 +270,7 @@ class TableEvents:
             try:
                 connect.dumps(v if fn is None else fn(v))
             except Exception as inner:
-                return ConversionError(
+                return ValueConversionError(
                     f"cannot convert {self.schema}.{self.table}.{name} ({type_name}) value {str(v)[:60]!r} "
                     f"{where}: {inner}")
         return None

@@ -33,4 +33,17 @@ def make_sink(config: Any) -> Sink:
         return FileSink(config.sink_file_path)
     from pgcdc.sink.kafka import KafkaSink
 
-    return KafkaSink(config.producer_config(), reach_timeout_s=config.pgcdc_kafka_reach_timeout_ms / 1000)
+    sink: Sink = KafkaSink(config.producer_config(), reach_timeout_s=config.pgcdc_kafka_reach_timeout_ms / 1000)
+    creation, _, _ = _topic_creation(config.topic_creation_props)
+    if creation is not None:  # topic.creation.*: topics created on their first record (pgcdc/topic_creation)
+        from pgcdc.topic_creation.sink import TopicCreatingSink, admin_settings
+
+        sink = TopicCreatingSink(sink, creation, admin_settings(config.producer_config()),
+                                 max(config.pgcdc_kafka_reach_timeout_ms / 1000, 30.0))
+    return sink
+
+
+def _topic_creation(props: dict[str, str]) -> Any:
+    from pgcdc.topic_creation import parse
+
+    return parse(props)

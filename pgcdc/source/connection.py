@@ -14,12 +14,44 @@ log = logging.getLogger(__name__)
 
 
 def connect(config: ConnectorConfig, *, replication: bool = False) -> psycopg.Connection:
-    """A regular (or `replication=database`) autocommit connection."""
+    """A regular (or `replication=database`) autocommit connection; a regular one has run
+    `database.initial.statements`, as each of Debezium's JDBC connections does when it opens."""
     params = config.libpq_params(replication=replication)
     try:
-        return psycopg.connect(**params, autocommit=True)
+        conn = psycopg.connect(**params, autocommit=True)
     except psycopg.OperationalError as exc:
         raise SourceError(describe_connect_error(config, str(exc), replication)) from None
+    if not replication and config.database_initial_statements:
+        for statement in initial_statements(config.database_initial_statements):
+            try:
+                conn.execute(statement.encode())
+            except psycopg.Error as exc:
+                conn.close()
+                reason = (str(exc).strip().splitlines() or ["unknown error"])[0]
+                raise SourceError(f"database.initial.statements: {statement!r} failed: {reason}") from None
+    return conn
+
+
+def initial_statements(text: str) -> list[str]:
+    """JdbcConnection.parseSqlStatementString: split at `;`, `;;` being a semicolon of the statement; each
+    statement trimmed, empty ones dropped."""
+    out, current, i = [], [], 0
+    while i < len(text):
+        ch = text[i]
+        if ch == ";" and i + 1 < len(text) and text[i + 1] == ";":
+            current.append(";")
+            i += 2
+            continue
+        if ch == ";":
+            if "".join(current).strip():
+                out.append("".join(current).strip())
+            current = []
+        else:
+            current.append(ch)
+        i += 1
+    if "".join(current).strip():
+        out.append("".join(current).strip())
+    return out
 
 
 def describe_connect_error(config: ConnectorConfig, text: str, replication: bool) -> str:

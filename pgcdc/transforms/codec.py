@@ -34,15 +34,18 @@ def _float(v: Any) -> Any:
     return python_float_to_java(v)
 
 
-def float_fixer(schema: Schema | None) -> Fixer | None:
-    """A function restoring Java's text for the doubles in a payload of `schema`; None when it holds none."""
-    if schema is None:
+def value_fixer(schema: Schema | None, leaf: Callable[[Schema], Fixer | None]) -> Fixer | None:
+    """A function rewriting in a payload of `schema` the values whose schema `leaf` gives a fixer for, at any
+    depth (struct fields in place, array items, map keys and values: a map is a JSON object, or an array of
+    [key, value] pairs when its keys are not strings); None when the schema holds no such value."""
+    if not isinstance(schema, dict):
         return None
+    own = leaf(schema)
+    if own is not None:
+        return own
     t = schema.get("type")
-    if t in ("float", "double"):  # JsonConverter's names for FLOAT32, FLOAT64
-        return _float
     if t == "struct":
-        subs = [(f["field"], fx) for f in schema.get("fields", ()) if (fx := float_fixer(f)) is not None]
+        subs = [(f["field"], fx) for f in schema.get("fields") or () if (fx := value_fixer(f, leaf)) is not None]
         if not subs:
             return None
 
@@ -54,16 +57,30 @@ def float_fixer(schema: Schema | None) -> Fixer | None:
             return v
         return fix_struct
     if t == "array":
-        item = float_fixer(schema.get("items"))
+        item = value_fixer(schema.get("items"), leaf)
         if item is None:
             return None
-        return lambda v: [item(x) for x in v] if isinstance(v, list) else v
+        return lambda v: [None if x is None else item(x) for x in v] if isinstance(v, list) else v
     if t == "map":
-        values = float_fixer(schema.get("values"))
-        if values is None:
+        keys, values = value_fixer(schema.get("keys"), leaf), value_fixer(schema.get("values"), leaf)
+        if keys is None and values is None:
             return None
-        return lambda v: {k: values(x) for k, x in v.items()} if isinstance(v, dict) else v
+        k = keys or (lambda x: x)
+        val = values or (lambda x: x)
+
+        def fix_map(v: Any) -> Any:
+            if isinstance(v, dict):
+                return {name: None if x is None else val(x) for name, x in v.items()}
+            if isinstance(v, list):
+                return [[k(p[0]), None if p[1] is None else val(p[1])] for p in v]
+            return v
+        return fix_map
     return None
+
+
+def float_fixer(schema: Schema | None) -> Fixer | None:
+    """A function restoring Java's text for the doubles in a payload of `schema`; None when it holds none."""
+    return value_fixer(schema, lambda s: _float if s.get("type") in ("float", "double") else None)
 
 
 class Codec:

@@ -5,13 +5,12 @@ tests/conformance/test_props_vs_debezium.py."""
 
 from __future__ import annotations
 
-import threading
 import time
 
 from pgcdc.local import PostgresCluster
 from pgcdc.runner import Connector
 from pgcdc.sink.memory import MemorySink
-from tests.harness import make_config
+from tests.harness import in_thread, make_config
 
 
 def test_stop_during_the_longest_delay(pg: PostgresCluster, dbname: str) -> None:
@@ -19,15 +18,7 @@ def test_stop_during_the_longest_delay(pg: PostgresCluster, dbname: str) -> None
     sink = MemorySink()
     connector = Connector(make_config(pg, dbname, **{"snapshot.mode": "initial",
                                                      "streaming.delay.ms": str((1 << 63) - 1)}), sink=sink)
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            connector.run()
-        except BaseException as exc:  # reported below
-            errors.append(exc)
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
+    thread, errors = in_thread(connector)
     deadline = time.monotonic() + 60
     while not sink.records and thread.is_alive() and time.monotonic() < deadline:
         time.sleep(0.05)

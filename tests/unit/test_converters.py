@@ -145,7 +145,8 @@ BAD = [
       "strategy.RecordIdStrategy"}, "value.converter.apicurio.registry.artifact-resolver-strategy: only "),
     ({"value.converter": EXT_JSON}, "value.converter.apicurio.registry.url: required by " + EXT_JSON),
     ({**EREG, "value.converter.decimal.format": "NUMERIC"},
-     "value.converter.decimal.format: NUMERIC is not supported yet (Connect decimals are written as base64 bytes); "
+     "value.converter.decimal.format: NUMERIC is not supported yet by ExtJsonConverter (Connect decimals are "
+     "written as base64 bytes); "
      "decimal.handling.mode=string writes them as text, double as JSON numbers (got 'NUMERIC')"),
     ({**EREG, "value.converter.apicurio.registry.avro.encoding": "JSON"},
      "value.converter.apicurio.registry.avro.encoding: unknown option 'apicurio.registry.avro.encoding' of "

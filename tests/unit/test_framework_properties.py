@@ -180,3 +180,34 @@ def test_offset_mismatch_strategy_sets_what_an_offset_behind_the_slot_does(strat
     if strategy == "no_validation":
         assert build_config({**BASE, "offset.mismatch.strategy": strategy,
                              "pgcdc.offset.behind.slot": "warn"}).pgcdc_offset_behind_slot == "warn"
+
+
+@pytest.mark.parametrize(("override", "message"), [
+    ({"converters": "isbn, geo", "isbn.type": "com.example.IsbnConverter", "isbn.schema.name": "x"},
+     "converters: isbn, geo: Debezium custom converters are Java classes (com.example.IsbnConverter, geo.type "
+     "unset) that pgcdc cannot run"),
+    ({"post.processors": "reselector",
+      "reselector.type": "io.debezium.processors.reselect.ReselectColumnsPostProcessor",
+      "reselector.reselect.columns.include.list": "public.t:c"},
+     "post.processors: reselector: Debezium post processors (io.debezium.processors.reselect."
+     "ReselectColumnsPostProcessor) are not supported; for unchanged TOAST values"),
+])
+def test_custom_plugins_are_refused_in_one_line(override: dict[str, str], message: str) -> None:
+    problems = _problems(override)
+    assert len(problems) == 1 and problems[0].startswith(message), problems  # their <name>.* options with it
+
+
+@pytest.mark.parametrize("prop", ["converters", "post.processors"])
+def test_an_empty_plugin_list_is_accepted(prop: str) -> None:
+    build_config({**BASE, prop: " "})
+
+
+@pytest.mark.parametrize(("override", "message"), [
+    ({"snapshot.mode": "custom", "snapshot.mode.custom.name": "my"},
+     "snapshot.mode: custom runs a Java Snapshotter (snapshot.mode.custom.name) pgcdc cannot load; use initial"),
+    ({"snapshot.locking.mode": "CUSTOM", "snapshot.locking.mode.custom.name": "my"},
+     "snapshot.locking.mode: custom loads a Java class (snapshot.locking.mode.custom.name) pgcdc cannot run"),
+])
+def test_custom_snapshot_plugins_are_refused_in_one_line(override: dict[str, str], message: str) -> None:
+    problems = _problems(override)
+    assert len(problems) == 1 and problems[0].startswith(message), problems
