@@ -164,6 +164,7 @@ class AvroFormat:
     (`basic.auth.user.info`, `ssl.*`, ...). Reuse one across batches: fetched schemas are kept."""
 
     passed: tuple[str, ...] = _PASSED  # the raw columns kept beside the decoded ones (a subclass adds its own)
+    json_decimals = False  # (RecordFormat) Avro decimals are bytes
 
     def __init__(self, registry: str, decoder: str = "spark", **conf: Any) -> None:
         if decoder not in DECODERS:
@@ -270,7 +271,9 @@ class AvroFormat:
         return self.decoded[(version["topic"], version["vh"], version["kh"])]
 
     def parse(self, rows: DataFrame, value_raw: T.StructType | None, key_raw: T.StructType,
-              flat: bool = False) -> DataFrame:
+              flat: bool = False, value_text: T.StructType | None = None,
+              key_text: T.StructType | None = None) -> DataFrame:
+        # (Avro decimals are bytes: decode_changes reads them as base64, whose codecs need no text.)
         k_type = rows.schema["k"].dataType
         cols = [F.struct(adapt(F.col("k"), k_type, key_raw).alias("payload")).alias("kp")]
         if value_raw is not None:

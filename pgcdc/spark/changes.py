@@ -19,7 +19,7 @@ the primary order, and for the one window where it is not exact.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from pyspark.sql import Column, DataFrame, Window
@@ -82,7 +82,12 @@ class RecordFormat(Protocol):
     per version); `malformed`: the format's reason a record cannot be read. `schemas` gives a version's Connect
     value and key schemas (JsonConverter's JSON text, None when absent); `rows` the records of one version
     (with PROBE_COLUMNS and whatever `parse` needs); `parse` adds `vp` (struct payload: the row when `flat`,
-    else struct before, after) and `kp` (struct payload) in the codecs' raw types."""
+    else struct before, after) and `kp` (struct payload) in the codecs' raw types, and when given text types
+    (RowCodec.text: decimals of decimal.format=NUMERIC) `vt` and `kt` likewise in those. `json_decimals`: whether
+    the records' decimals are the JSON a converter's decimal.format decides (DecodeOptions.decimal_format);
+    a format without it reads them as base64 bytes whatever the options say."""
+
+    json_decimals: bool
 
     def probe(self, raw: DataFrame, options: DecodeOptions) -> DataFrame: ...
 
@@ -91,7 +96,8 @@ class RecordFormat(Protocol):
     def rows(self, good: DataFrame, version: dict[str, Any]) -> DataFrame: ...
 
     def parse(self, rows: DataFrame, value_raw: T.StructType | None, key_raw: T.StructType,
-              flat: bool = False) -> DataFrame: ...
+              flat: bool = False, value_text: T.StructType | None = None,
+              key_text: T.StructType | None = None) -> DataFrame: ...
 
 
 PROBE_COLUMNS = ("topic", "partition", "offset", "key", "value", "vh", "kh", "op", "lsn", "has_key", "malformed",
@@ -101,6 +107,8 @@ PROBE_COLUMNS = ("topic", "partition", "offset", "key", "value", "vh", "kh", "op
 class JsonFormat:
     """Kafka Connect's JsonConverter with schemas: each record carries its schema; a version is a hash of it.
     `value`/`key`: the columns holding the JSON (pgcdc.spark.protobuf decodes into JSON columns of its own)."""
+
+    json_decimals = True
 
     def __init__(self, value: str = "value", key: str = "key") -> None:
         self.value, self.key = value, key
@@ -133,15 +141,22 @@ class JsonFormat:
         return good.filter(F.col("vh").eqNullSafe(F.lit(version["vh"])) & (F.col("kh") == version["kh"]))
 
     def parse(self, rows: DataFrame, value_raw: T.StructType | None, key_raw: T.StructType,
-              flat: bool = False) -> DataFrame:
-        cols = [F.from_json(F.col(self.key).cast("string"), T.StructType([T.StructField("payload", key_raw)]))
-                .alias("kp")]
-        if value_raw is not None:
+              flat: bool = False, value_text: T.StructType | None = None,
+              key_text: T.StructType | None = None) -> DataFrame:
+        def read(c: str, payload: T.DataType) -> Column:
+            return F.from_json(F.col(c).cast("string"), T.StructType([T.StructField("payload", payload)]))
+
+        def image(row: T.StructType) -> T.DataType:
             # A flattened payload is the row (the added fields are not parsed into it).
-            payload = value_raw if flat else T.StructType([
-                T.StructField("before", value_raw), T.StructField("after", value_raw)])
-            cols.append(F.from_json(F.col(self.value).cast("string"),
-                                    T.StructType([T.StructField("payload", payload)])).alias("vp"))
+            return row if flat else T.StructType([T.StructField("before", row), T.StructField("after", row)])
+
+        cols = [read(self.key, key_raw).alias("kp")]
+        if key_text is not None:
+            cols.append(read(self.key, key_text).alias("kt"))
+        if value_raw is not None:
+            cols.append(read(self.value, image(value_raw)).alias("vp"))
+            if value_text is not None:
+                cols.append(read(self.value, image(value_text)).alias("vt"))
         return rows.select("*", *cols)
 
 
@@ -189,6 +204,8 @@ def decode_changes(raw: DataFrame, options: DecodeOptions | None = None,
     if fmt is None:
         raw = cloudevents.unwrap(raw)  # CloudEvents JSON records: the envelope inside their `data`
         fmt = JsonFormat()
+    if not getattr(fmt, "json_decimals", False):
+        options = replace(options, decimal_format="base64", key_decimal_format=None)
     # Cached for the passes below; the schema texts are not kept (a sample record per version is enough).
     base = fmt.probe(raw, options).select(*PROBE_COLUMNS).persist()
     # The form (envelope or flattened) is a property of the schema version: decided once per version below.
@@ -291,11 +308,12 @@ def _decode_table(good: DataFrame, topic: str, versions: list[Any], options: Dec
     for v in versions:
         if v["ks"] is None:
             continue  # truncates: no key
-        key_codec = row_codec(json.loads(v["ks"]), options)
+        key_codec = row_codec(json.loads(v["ks"]), options.for_key())
+        key_text = F.col("kt.payload") if key_codec.text is not None else None
         if v["vs"] is None:  # tombstones: key only
             part = classify(fmt.rows(rows_here, v), F.lit(False), options, topics).filter(F.col("reason").isNull())
-            parsed = fmt.parse(part, None, key_codec.raw)
-            key_vals, key_err = key_codec.decode(F.col("kp.payload"))
+            parsed = fmt.parse(part, None, key_codec.raw, key_text=key_codec.text)
+            key_vals, key_err = key_codec.decode(F.col("kp.payload"), key_text)
             cols = [F.lit(None).cast(latest.typed[n].dataType).alias(n) for n in latest.names if n not in keys]
             parts.append(_finish(parsed, key_vals, cols + no_list, key_err))
             continue
@@ -306,16 +324,20 @@ def _decode_table(good: DataFrame, topic: str, versions: list[Any], options: Dec
         flat = v["flat"] is not None
         part = classify(fmt.rows(rows_here, v), F.lit(flat), options, topics)
         part = part.filter(F.col("reason").isNull() & (F.col("op") != "t"))
-        parsed = fmt.parse(part, codec.raw, key_codec.raw, flat)
-        image = (F.col("vp.payload") if flat
-                 else F.when(F.col("op") == "d", F.col("vp.payload.before")).otherwise(F.col("vp.payload.after")))
+        parsed = fmt.parse(part, codec.raw, key_codec.raw, flat, codec.text, key_codec.text)
+
+        def image(c: str, flat: bool = flat) -> Column:
+            return (F.col(f"{c}.payload") if flat else
+                    F.when(F.col("op") == "d", F.col(f"{c}.payload.before")).otherwise(F.col(f"{c}.payload.after")))
+
+        text = image("vt") if codec.text is not None else None
         err: Column | None = None
         unrepresentable: Column | None = None
         if keep:
-            values, unrepresentable = codec.decode_keeping(image, keys, options.unrepresentable == "clamp")
+            values, unrepresentable = codec.decode_keeping(image("vp"), keys, options.unrepresentable == "clamp", text)
         else:
-            values, err = codec.decode(image)
-        key_vals, key_err = key_codec.decode(F.col("kp.payload"))
+            values, err = codec.decode(image("vp"), text)
+        key_vals, key_err = key_codec.decode(F.col("kp.payload"), key_text)
         by_name = dict(zip(codec.names, values))
         cols = []
         for name in latest.names:
@@ -358,7 +380,7 @@ def _decode_table(good: DataFrame, topic: str, versions: list[Any], options: Dec
 def _key_field(keys: tuple[str, ...], name: str, versions: list[Any], options: DecodeOptions) -> T.StructField:
     for v in versions:
         if v["ks"] is not None:
-            return row_codec(json.loads(v["ks"]), options).typed[name]
+            return row_codec(json.loads(v["ks"]), options.for_key()).typed[name]
     raise KeyError(name)
 
 

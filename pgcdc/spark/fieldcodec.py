@@ -4,14 +4,16 @@ the Connect primitives. The decoders per family are in decimals.py, temporal.py 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pyspark.sql import Column
 from pyspark.sql import types as T
 
 Decode = Callable[[Column], tuple[Column, Column | None]]
+Check = Callable[[Column, Column], Column]
 
 UNREPRESENTABLE_MODES = ("null", "clamp", "quarantine")
+DECIMAL_FORMATS = ("base64", "numeric")
 SOURCE_TYPE = "__debezium.source.column.type"
 
 
@@ -40,6 +42,13 @@ class DecodeOptions:
       `__source_lsn`, `op` -> `__op`); the first of lsn_fields present is used.
     added_prefix: `add.fields.prefix`. Fields with it at the end of the value (where the transform appends
       them) are not columns of the table.
+
+    decimal_format: the value converter's `decimal.format` (JsonConverter, JsonSchemaConverter): "base64" (the
+      default: a Connect Decimal is base64 text of its two's-complement bytes) or "numeric" (a JSON number);
+      any case, as Kafka takes it. The two cannot be told apart from the records (a digit string is also
+      base64), so it must say what the converter was set to.
+    key_decimal_format: the key converter's `decimal.format`; None (the default): the same as decimal_format.
+    Avro and Protobuf records carry decimals as bytes whatever these say.
     """
 
     time_as: str = "long"
@@ -51,6 +60,8 @@ class DecodeOptions:
     op_field: str = "__op"
     deleted_field: str = "__deleted"
     added_prefix: str = "__"
+    decimal_format: str = "base64"
+    key_decimal_format: str | None = None
 
     def __post_init__(self) -> None:
         if self.unrepresentable not in UNREPRESENTABLE_MODES:
@@ -58,13 +69,35 @@ class DecodeOptions:
                              f"{', '.join(UNREPRESENTABLE_MODES)}")
         if self.time_as not in ("long", "string"):
             raise ValueError(f"DecodeOptions.time_as={self.time_as!r}: expected long or string")
+        for name in ("decimal_format", "key_decimal_format"):
+            value = getattr(self, name)
+            if value is None and name == "key_decimal_format":
+                continue
+            low = value.strip().lower() if isinstance(value, str) else None
+            if low not in DECIMAL_FORMATS:
+                raise ValueError(f"DecodeOptions.{name}={value!r}: expected base64 or numeric (the converter's "
+                                 f"decimal.format, any case)")
+            object.__setattr__(self, name, low)
+
+    def for_key(self) -> DecodeOptions:
+        """These options for the record's key: its decimals in the key converter's format."""
+        key = self.key_decimal_format or self.decimal_format
+        return self if key == self.decimal_format else replace(self, decimal_format=key)
 
 
 @dataclass(frozen=True, slots=True)
 class FieldCodec:
+    """`raw`: the type from_json reads the JSON value into; `typed`: the Spark type of the column; `decode`: raw
+    column -> (typed value, error or None). A codec whose raw type can lose a value silently (from_json gives
+    null for a number a DecimalType cannot hold, as for JSON null) also has `text`, a type the JSON is read
+    into a second time to see whether a value was there, and `check`: (typed value, text column) -> true when
+    the JSON held a value the typed one lacks."""
+
     raw: T.DataType
     typed: T.DataType
     decode: Decode
+    text: T.DataType | None = None
+    check: Check | None = None
 
 
 PRIMITIVE: dict[str, T.DataType] = {

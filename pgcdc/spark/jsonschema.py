@@ -29,6 +29,7 @@ class JsonSchemaFormat(WireFormat):
     path)."""
 
     kind = "JSON Schema"
+    json_decimals = True  # the payload is JsonConverter's: decimal.format decides its decimals
 
     def connect_schema(self, text: str) -> dict[str, Any]:
         return connect_schema(json.loads(text))

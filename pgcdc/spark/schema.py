@@ -25,7 +25,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from pgcdc.spark import temporal as tm
-from pgcdc.spark.decimals import decimal_codec, variable_decimal_codec
+from pgcdc.spark.decimals import decimal_codec, lost, variable_decimal_codec
 from pgcdc.spark.fieldcodec import PRIMITIVE, SOURCE_TYPE, Decode, DecodeOptions, FieldCodec, checked, same
 
 __all__ = ["SOURCE_TYPE", "DecodeOptions", "FieldCodec", "RowCodec", "codec", "envelope_fields", "row_codec"]
@@ -71,7 +71,15 @@ def _struct(schema: dict[str, Any], options: DecodeOptions) -> FieldCodec:
         out = F.when(c.isNotNull(), F.struct(*values))
         return out, (_any(errors) if errors else None)
 
-    return FieldCodec(raw, typed, decode)
+    checks = [(name, fc.check, fc.text) for name, fc in fields if fc.check is not None and fc.text is not None]
+    if not checks:
+        return FieldCodec(raw, typed, decode)
+    text = T.StructType([T.StructField(name, t) for name, _, t in checks])
+
+    def check(v: Column, t: Column) -> Column:
+        return _any([each(v.getField(name), t.getField(name)) for name, each, _ in checks])
+
+    return FieldCodec(raw, typed, decode, text, check)
 
 
 def _array(schema: dict[str, Any], options: DecodeOptions) -> FieldCodec:
@@ -85,7 +93,16 @@ def _array(schema: dict[str, Any], options: DecodeOptions) -> FieldCodec:
             return values, None
         return values, F.exists(c, lambda x: F.coalesce(item.decode(x)[1], F.lit(False)))
 
-    return FieldCodec(T.ArrayType(item.raw), T.ArrayType(item.typed), decode)
+    raw, typed = T.ArrayType(item.raw), T.ArrayType(item.typed)
+    item_check = item.check
+    if item_check is None or item.text is None:
+        return FieldCodec(raw, typed, decode)
+
+    def check(v: Column, t: Column) -> Column:
+        pairs = F.zip_with(v, t, lambda a, b: F.coalesce(item_check(a, b), F.lit(False)))
+        return lost(v, t) | F.coalesce(F.exists(pairs, lambda x: x), F.lit(False))
+
+    return FieldCodec(raw, typed, decode, T.ArrayType(item.text), check)
 
 
 def _map(schema: dict[str, Any], options: DecodeOptions) -> FieldCodec:
@@ -101,7 +118,16 @@ def _map(schema: dict[str, Any], options: DecodeOptions) -> FieldCodec:
             return c, None
         return F.transform_values(c, lambda k, v: value.decode(v)[0]), None
 
-    return FieldCodec(T.MapType(T.StringType(), value.raw), T.MapType(T.StringType(), value.typed), decode)
+    raw, typed = T.MapType(T.StringType(), value.raw), T.MapType(T.StringType(), value.typed)
+    value_check = value.check
+    if value_check is None or value.text is None:
+        return FieldCodec(raw, typed, decode)
+
+    def check(v: Column, t: Column) -> Column:
+        pairs = F.map_zip_with(v, t, lambda k, a, b: F.coalesce(value_check(a, b), F.lit(False)))
+        return lost(v, t) | F.coalesce(F.exists(F.map_values(pairs), lambda x: x), F.lit(False))
+
+    return FieldCodec(raw, typed, decode, T.MapType(T.StringType(), value.text), check)
 
 
 def _is_identity(fc: FieldCodec) -> bool:
@@ -118,7 +144,7 @@ def _any(conditions: list[Column]) -> Column:
 Builder = Callable[[dict[str, Any], DecodeOptions], FieldCodec]
 
 LOGICAL: dict[str, Builder] = {
-    "org.apache.kafka.connect.data.Decimal": lambda s, o: decimal_codec(s),
+    "org.apache.kafka.connect.data.Decimal": lambda s, o: decimal_codec(s, o.decimal_format),
     "io.debezium.data.VariableScaleDecimal": lambda s, o: variable_decimal_codec(o),
     "org.apache.kafka.connect.data.Date": tm.date_codec,
     "io.debezium.time.Date": tm.date_codec,
@@ -176,25 +202,38 @@ class RowCodec:
     raw: T.StructType
     typed: T.StructType
     fields: tuple[FieldCodec, ...]
+    # The fields whose JSON is read a second time (FieldCodec.text), in those types; None when there are none.
+    text: T.StructType | None = None
 
-    def decode(self, row: Column) -> tuple[list[Column], Column]:
-        """Typed columns (aliased by field name) and a column: null when fine, else the failing fields."""
+    def _decode(self, row: Column, text: Column | None, name: str, fc: FieldCodec) -> tuple[Column, Column | None]:
+        v, e = fc.decode(row.getField(name))
+        if fc.check is None:
+            return v, e
+        if text is None:
+            raise ValueError(f"field {name}: its JSON must be read as text too (RowCodec.text)")
+        gone = F.coalesce(fc.check(v, text.getField(name)), F.lit(False))
+        return v, (gone if e is None else F.coalesce(e, F.lit(False)) | gone)
+
+    def decode(self, row: Column, text: Column | None = None) -> tuple[list[Column], Column]:
+        """Typed columns (aliased by field name) and a column: null when fine, else the failing fields.
+        `text`: the row read into `self.text` (needed when that is not None)."""
         values, problems = [], []
         for name, fc in zip(self.names, self.fields):
-            v, e = fc.decode(row.getField(name))
+            v, e = self._decode(row, text, name, fc)
             values.append(v.alias(name))
             if e is not None:
                 problems.append(F.when(e, F.lit(name)))
         error = F.concat_ws(",", *problems) if problems else F.lit("")
         return values, F.when(error != "", F.concat(F.lit("cannot represent value of "), error))
 
-    def decode_keeping(self, row: Column, keys: tuple[str, ...], clamp: bool) -> tuple[list[Column], Column | None]:
+    def decode_keeping(self, row: Column, keys: tuple[str, ...], clamp: bool,
+                       text: Column | None = None) -> tuple[list[Column], Column | None]:
         """Typed columns where a value Spark cannot hold is null (or, with `clamp`, what its codec clamped it
         to), and an array<string> column naming those columns (null when there are none; None when no
         column of this schema can fail). Key columns are left to the key's codec, which quarantines."""
         values, problems = [], []
         for name, fc in zip(self.names, self.fields):
-            v, e = fc.decode(row.getField(name))
+            v, e = self._decode(row, text, name, fc)
             if e is not None and name not in keys:
                 failed = F.coalesce(e, F.lit(False))
                 problems.append(F.when(failed, F.lit(name)))
@@ -208,7 +247,7 @@ class RowCodec:
 
     def can_fail(self, keys: tuple[str, ...]) -> bool:
         """Whether a non-key column of this schema can hold a value Spark cannot represent."""
-        return any(fc.decode(F.lit(None).cast(fc.raw))[1] is not None
+        return any(fc.check is not None or fc.decode(F.lit(None).cast(fc.raw))[1] is not None
                    for name, fc in zip(self.names, self.fields) if name not in keys)
 
 
@@ -218,11 +257,13 @@ def row_codec(schema: dict[str, Any], options: DecodeOptions) -> RowCodec:
     fields = tuple(schema.get("fields", []))
     codecs = tuple(codec(f, options) for f in fields)
     names = tuple(f["field"] for f in fields)
+    text = [T.StructField(n, c.text) for n, c in zip(names, codecs) if c.check is not None and c.text is not None]
     return RowCodec(
         names,
         T.StructType([T.StructField(n, c.raw) for n, c in zip(names, codecs)]),
         T.StructType([T.StructField(n, c.typed) for n, c in zip(names, codecs)]),
         codecs,
+        T.StructType(text) if text else None,
     )
 
 

@@ -33,6 +33,7 @@ class WireFormat:
     `ssl.*`, ...). Reuse one across batches: fetched schemas are kept."""
 
     kind = ""  # the format's name in a quarantine reason
+    json_decimals = False  # (RecordFormat) JSON Schema's decimals follow decimal.format; Protobuf's are bytes
 
     def __init__(self, registry: str, **conf: Any) -> None:
         from confluent_kafka.schema_registry import SchemaRegistryClient
@@ -96,5 +97,6 @@ class WireFormat:
                                    & F.col("kh").eqNullSafe(F.lit(version["kh"])))
 
     def parse(self, rows: DataFrame, value_raw: T.StructType | None, key_raw: T.StructType,
-              flat: bool = False) -> DataFrame:
-        return self.json.parse(rows, value_raw, key_raw, flat)
+              flat: bool = False, value_text: T.StructType | None = None,
+              key_text: T.StructType | None = None) -> DataFrame:
+        return self.json.parse(rows, value_raw, key_raw, flat, value_text, key_text)
