@@ -13,11 +13,9 @@ connector's own slot before and after the workload, and every other field record
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
-import pytest
 
 from pgcdc.local import PostgresCluster
 from pgcdc.offsets.file import decode
@@ -213,27 +211,12 @@ def test_xmin_fetch_interval_matches_debezium(pg: PostgresCluster, dbname: str, 
     assert slots[f"pgcdc_{dbname}"] <= our_offset["xmin"] <= after[f"pgcdc_{dbname}"]
 
 
-def test_xmin_in_incremental_and_blocking_snapshots_matches_debezium(pg: PostgresCluster, tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_xmin_in_incremental_and_blocking_snapshots_matches_debezium(pg: PostgresCluster, tmp_path: Path) -> None:
     """The incremental-snapshot scenario of test_incremental_vs_debezium.py with xmin.fetch.interval.ms: which
     records carry an xmin (an integer) and which carry none, record by record."""
     from tests.conformance import test_incremental_vs_debezium as inc
 
-    monkeypatch.setitem(inc.PROPS, "xmin.fetch.interval.ms", "100")
-    dbs = []
-    for who in ("dbz", "ours"):
-        name = f"incx_{who}_{time.time_ns() % 10**8}"
-        pg.create_database(name)
-        dbs.append(name)
-    try:
-        theirs = inc.run(pg, dbs[0], tmp_path, debezium=True)
-        ours = inc.run(pg, dbs[1], tmp_path, debezium=False)
-    finally:
-        for name in dbs:
-            pg.execute(f"SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
-                       f"WHERE database = '{name}' AND NOT active")
-            pg.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    theirs = [r for r in theirs if not r["topic"].startswith("__debezium-heartbeat")]
+    ours, theirs = inc.run_both(pg, tmp_path, {"xmin.fetch.interval.ms": "100"}, prefix="incx")
 
     def shape(records: list[dict[str, Any]]) -> list[tuple[str, Any, Any, str]]:
         out = []

@@ -142,12 +142,12 @@ def run(pg: PostgresCluster, db: str, tmp_path: Path, debezium: bool,
     return load(path)
 
 
-@pytest.mark.parametrize("strategy", ["insert_insert", "insert_delete"])
-def test_incremental_snapshot_records_match_debezium(pg: PostgresCluster, tmp_path: Path, strategy: str) -> None:
-    extra = {"incremental.snapshot.watermarking.strategy": strategy}
+def run_both(pg: PostgresCluster, tmp_path: Path, extra: dict[str, str] | None = None,
+             prefix: str = "inc") -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(pgcdc's records, Debezium's without heartbeats) of the workload, each in a database of its own."""
     dbs = []
     for who in ("dbz", "ours"):
-        name = f"inc_{who}_{time.time_ns() % 10**8}"
+        name = f"{prefix}_{who}_{time.time_ns() % 10**8}"
         pg.create_database(name)
         dbs.append(name)
     try:
@@ -158,7 +158,12 @@ def test_incremental_snapshot_records_match_debezium(pg: PostgresCluster, tmp_pa
             pg.execute(f"SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
                        f"WHERE database = '{name}' AND NOT active")
             pg.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    theirs = [r for r in theirs if not r["topic"].startswith("__debezium-heartbeat")]
+    return ours, [r for r in theirs if not r["topic"].startswith("__debezium-heartbeat")]
+
+
+@pytest.mark.parametrize("strategy", ["insert_insert", "insert_delete"])
+def test_incremental_snapshot_records_match_debezium(pg: PostgresCluster, tmp_path: Path, strategy: str) -> None:
+    ours, theirs = run_both(pg, tmp_path, {"incremental.snapshot.watermarking.strategy": strategy})
     shape = [(r["topic"].split(".")[-1], (r["value"] or {}).get("payload", {}).get("op")) for r in theirs]
     print("Debezium:", shape)
     assert ("t", "r") in shape and ("c2", "r") in shape, "Debezium emitted no incremental snapshot records"

@@ -79,6 +79,20 @@ class Keep(DropSink):
         self.records.append((topic, key, value))
 
 
+def parts_taken(monkeypatch: pytest.MonkeyPatch, method: str = "__call__") -> list[str]:
+    """The topics of the records the converting sink's parts path (converters/sink.py EventSend: a streamed
+    change, or `read` for a snapshot row) wrote, in order."""
+    taken: list[str] = []
+    original = getattr(converting.EventSend, method)
+
+    def counted(self: Any, *args: Any) -> None:
+        taken.append(self.topic)
+        original(self, *args)
+
+    monkeypatch.setattr(converting.EventSend, method, counted)
+    return taken
+
+
 def avro_connector(pg: PostgresCluster, dbname: str, name: str, props: dict[str, str]
                    ) -> tuple[Any, Any, ConvertingSink, Keep]:
     """(config, value converter, its converting sink, the kept records) of a connector `name` writing Avro
@@ -131,14 +145,7 @@ def test_parts_path_writes_the_general_paths_records(pg: PostgresCluster, dbname
         pg.execute(f"SELECT pg_create_logical_replication_slot('{slot}', 'pgoutput')", dbname)
     for statement in WORKLOAD:
         pg.execute(statement, dbname)
-    taken: list[str] = []
-    event_send = converting.EventSend.__call__
-
-    def counted(self: Any, *args: Any) -> None:
-        taken.append(self.topic)
-        event_send(self, *args)
-
-    monkeypatch.setattr(converting.EventSend, "__call__", counted)
+    taken = parts_taken(monkeypatch)
     natives: list[str] = []
 
     def native(t: Any) -> Any:
@@ -162,14 +169,7 @@ def test_snapshot_parts_path_writes_the_general_paths_records(pg: PostgresCluste
     """The initial snapshot's records (every `source.snapshot` marker: two tables, several rows each)."""
     pg.execute(TABLE + f"; CREATE PUBLICATION pub_{dbname} FOR ALL TABLES", dbname)
     pg.execute(WORKLOAD[0], dbname)
-    taken: list[str] = []
-    read = converting.EventSend.read
-
-    def counted(self: Any, *args: Any) -> None:
-        taken.append(self.topic)
-        read(self, *args)
-
-    monkeypatch.setattr(converting.EventSend, "read", counted)
+    taken = parts_taken(monkeypatch, "read")
     parts, parts_conv = capture(pg, dbname, f"parts_{dbname}", 6, **{"snapshot.mode": "initial"})
     assert len(taken) == 6
     monkeypatch.setattr(converting.ConvertingSink, "event_sender", lambda self, topic, head: None)

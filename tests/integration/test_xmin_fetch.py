@@ -11,11 +11,11 @@ from typing import Any
 import fastavro
 import pytest
 
-from pgcdc.converters import sink as converting
 from pgcdc.converters.avro_schema import writer_schema
 from pgcdc.local import PostgresCluster
 from pgcdc.sink.memory import MemorySink
 from tests.harness import Running, make_config, wait_for
+from tests.integration.test_avro_events import parts_taken
 from tests.integration.test_avro_events import avro_connector
 
 WORKLOAD = ["INSERT INTO t VALUES (2, 'b')", "BEGIN; UPDATE t SET v = 'c' WHERE id = 1; DELETE FROM t WHERE id = 2; "
@@ -59,14 +59,7 @@ def test_no_xmin_without_the_property(pg: PostgresCluster, dbname: str) -> None:
 
 def test_avro_parts_carry_the_slots_catalog_xmin(pg: PostgresCluster, dbname: str,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    taken: list[str] = []
-    event_send = converting.EventSend.__call__
-
-    def counted(self: Any, *args: Any) -> None:
-        taken.append(self.topic)
-        event_send(self, *args)
-
-    monkeypatch.setattr(converting.EventSend, "__call__", counted)
+    taken = parts_taken(monkeypatch)
     pg.execute(f"CREATE TABLE t (id int PRIMARY KEY, v text); INSERT INTO t VALUES (1, 'a');"
                f"CREATE PUBLICATION pub_{dbname} FOR ALL TABLES", dbname)
     name = f"avro_{dbname}"
