@@ -60,7 +60,7 @@ def table_lookup(config: ConnectorConfig, catalog: Catalog, settings: EnvelopeSe
                 base, type_name, labels, typmod = catalog.type_of(c.type_oid, c.type_modifier)
                 cols.append(ColumnSpec(c.name, type_name, base, typmod, ci.not_null if ci else False,
                                        ci.default if ci else None, labels))
-        pk = info.primary_key if info is not None else tuple(c.name for c in rel.columns if c.is_key)
+        pk = info.key if info is not None else tuple(c.name for c in rel.columns if c.is_key)
         return TableEvents(rel.namespace, rel.name, cols, pk, settings)
 
     return lookup

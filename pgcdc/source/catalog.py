@@ -1,12 +1,15 @@
 """Table metadata pgoutput does not send: NOT NULL, defaults, primary key, type names.
 
 pgoutput's Relation message carries column names, type oids, typmods and the replica-identity key flag, but
-Debezium's schemas also need optionality, the primary key (the event key) and defaults. We read them from the
+Debezium's schemas also need optionality, the primary key (the event key; without one, a unique index's columns)
+and defaults. We read them from the
 catalog when a Relation message arrives (cold path), as Debezium refreshes its schema on Relation messages.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import psycopg
@@ -34,6 +37,12 @@ class TableInfo:
     columns: tuple[ColumnInfo, ...]
     primary_key: tuple[str, ...]
     replica_identity: str
+    unique_index: tuple[str, ...] = ()  # the columns of the unique index Debezium keys a table without a primary key by
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        """The columns of the records' key: the primary key's, or without one the unique index's."""
+        return self.primary_key or self.unique_index
 
 
 # A domain stands for its base type with the domain's type modifier (Debezium maps a numeric(7,2) domain as
@@ -73,7 +82,13 @@ SELECT n.nspname, c.relname, c.relreplident,
        ARRAY(SELECT a.attname FROM pg_index i
              JOIN LATERAL unnest(i.indkey) WITH ORDINALITY k(attnum, ord) ON true
              JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
-             WHERE i.indrelid = c.oid AND i.indisprimary ORDER BY k.ord)
+             WHERE i.indrelid = c.oid AND i.indisprimary ORDER BY k.ord),
+       (SELECT json_agg(u.cols ORDER BY u.kind, u.name) FROM (
+            SELECT CASE WHEN i.indisclustered THEN 1 ELSE 3 END AS kind, ci.relname AS name,
+                   ARRAY(SELECT trim(both '"' from pg_get_indexdef(i.indexrelid, k.ord::int, false))
+                         FROM unnest(i.indkey) WITH ORDINALITY k(attnum, ord) ORDER BY k.ord) AS cols
+            FROM pg_index i JOIN pg_class ci ON ci.oid = i.indexrelid
+            WHERE i.indrelid = c.oid AND i.indisunique) u)
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = %s
 """
 
@@ -88,6 +103,24 @@ WHERE t.oid = %s
 """
 
 
+# Debezium's PostgresConnection leaves out a unique index with a column that is a function call or an expression
+# (isTableUniqueIndexIncluded, these two patterns, matched in full); both need a parenthesis.
+_FUNCTION = re.compile(r"[(]?[A-Za-z0-9_.]+\((?:.+(?:, ?.+)*)?\)")
+_EXPRESSION = re.compile(r"\(+(?:.+(?:[+ - * / < > = ~ ! @ # % ^ & | ` ?] ?.+)+)+\)")
+
+
+def first_unique_index(indexes: Sequence[Sequence[str | None]]) -> tuple[str, ...]:
+    """The columns Debezium keys a table without a primary key by: those of its first unique index, in the JDBC
+    driver's order (a clustered index first, then by name; pgjdbc's getIndexInfo), whose columns are all plain
+    (JdbcConnection.readTableUniqueIndices); none without one. Measured: a partial unique index counts, one on
+    `lower(b)` does not."""
+    for columns in indexes:
+        if columns and all(c is not None and ("(" not in c or not (_FUNCTION.fullmatch(c) or _EXPRESSION.fullmatch(c)))
+                           for c in columns):
+            return tuple(c for c in columns if c is not None)
+    return ()
+
+
 class Catalog:
     """Reads table metadata on its own regular connection."""
 
@@ -98,9 +131,9 @@ class Catalog:
         row = self.conn.execute(_TABLE, (oid,)).fetchone()
         if row is None:
             return None
-        schema, name, ident, pk = row
+        schema, name, ident, pk, unique = row
         cols = tuple(ColumnInfo(*r) for r in self.conn.execute(_COLUMNS, (oid,)).fetchall())
-        return TableInfo(oid, schema, name, cols, tuple(pk), ident)
+        return TableInfo(oid, schema, name, cols, tuple(pk), ident, first_unique_index(unique or ()))
 
     def type_of(self, type_oid: int, type_modifier: int) -> tuple[str, str, str | None, int]:
         """(base type name as in ColumnInfo, format_type text, enum labels, type modifier: a domain's when the
