@@ -29,6 +29,7 @@ from pyspark.sql import types as T
 from pgcdc.errors import ConfigError
 from pgcdc.spark import cloudevents, flattened
 from pgcdc.spark.flattened import probe_fields
+from pgcdc.spark.keys import decode_key
 from pgcdc.spark.schema import DecodeOptions, envelope_fields, row_codec
 
 POS = "__pgcdc_pos"
@@ -313,7 +314,7 @@ def _decode_table(good: DataFrame, topic: str, versions: list[Any], options: Dec
         if v["vs"] is None:  # tombstones: key only
             part = classify(fmt.rows(rows_here, v), F.lit(False), options, topics).filter(F.col("reason").isNull())
             parsed = fmt.parse(part, None, key_codec.raw, key_text=key_codec.text)
-            key_vals, key_err = key_codec.decode(F.col("kp.payload"), key_text)
+            key_vals, key_err = decode_key(key_codec, v["ks"], key_text)
             cols = [F.lit(None).cast(latest.typed[n].dataType).alias(n) for n in latest.names if n not in keys]
             parts.append(_finish(parsed, key_vals, cols + no_list, key_err))
             continue
@@ -337,7 +338,7 @@ def _decode_table(good: DataFrame, topic: str, versions: list[Any], options: Dec
             values, unrepresentable = codec.decode_keeping(image("vp"), keys, options.unrepresentable == "clamp", text)
         else:
             values, err = codec.decode(image("vp"), text)
-        key_vals, key_err = key_codec.decode(F.col("kp.payload"), key_text)
+        key_vals, key_err = decode_key(key_codec, v["ks"], key_text)
         by_name = dict(zip(codec.names, values))
         cols = []
         for name in latest.names:
