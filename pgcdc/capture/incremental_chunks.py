@@ -1,10 +1,12 @@
 """The chunks of an incremental snapshot: a table read in primary-key order, one bounded chunk at a time, and
 the records a window emits. When a chunk is read and emitted is capture/incremental.py's to decide.
 
-A chunk is `key > last emitted key AND key <= the table's maximum key when the snapshot began` (plus the
-signal's `additional-conditions`), ordered by the key and limited to `incremental.snapshot.chunk.size` rows.
-Rows come back as the text of PostgreSQL's output functions (COPY), the form pgoutput sends, so one set of
-converters serves both. A `surrogate-key` in the signal replaces the primary key for chunking only.
+The key is the primary key's columns, or a table without one is read by the unique index it is keyed by when
+its columns are NOT NULL. A chunk is `key > last emitted key AND key <= the table's maximum key when the snapshot
+began` (plus the signal's `additional-conditions`), ordered by the key and limited to
+`incremental.snapshot.chunk.size` rows. Rows come back as the text of PostgreSQL's output functions (COPY), the
+form pgoutput sends, so one set of converters serves both. A `surrogate-key` in the signal replaces the key for
+chunking only.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pgcdc.envelope.source import DEBEZIUM_VERSION
 from pgcdc.envelope.table import TableEvents
 from pgcdc.errors import ConversionError
 from pgcdc.lsn import format_lsn
+from pgcdc.source.catalog import Catalog
 from pgcdc.sink import Sink
 
 log = logging.getLogger(__name__)
@@ -46,6 +49,8 @@ def chunk_table(conn: psycopg.Connection, schema: str, table: str, events: Table
     name = f"{schema}.{table}"
     plan = TablePlan(schema, table, lambda: events)
     describe(conn, plan)
+    if not plan.pk and not surrogate:
+        plan.pk, plan.pk_types = unique_key(conn, schema, table)
     pk = plan.pk
     if surrogate:
         type_name = surrogate_type(conn, schema, table, surrogate)
@@ -58,6 +63,24 @@ def chunk_table(conn: psycopg.Connection, schema: str, table: str, events: Table
                     "surrogate-key in the signal; skipped", name)
         return None
     return ChunkTable(plan, events, pk or plan.pk, condition)
+
+
+def unique_key(conn: psycopg.Connection, schema: str, table: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(columns, SQL types) of the unique index keying a table without a primary key (source/catalog.py), to
+    chunk by; empty when there is none or a column of it allows NULL. Debezium chunks by such an index too, but
+    `key > NULL` ends its reading at the first NULL key: with NULLs it read one of them and missed the rest
+    (measured), so pgcdc does not chunk by a nullable index (a `surrogate-key` can)."""
+    catalog = Catalog(conn)
+    oid = catalog.table_oid(schema, table)
+    info = catalog.table(oid) if oid is not None else None
+    if info is None or not info.key:
+        return (), ()
+    columns = {c.name: c for c in info.columns}
+    if not all(c in columns and columns[c].not_null for c in info.key):
+        log.warning("incremental snapshot: %s.%s is keyed by a unique index whose columns allow NULL (%s): rows "
+                    "with NULL there cannot be chunked by it", schema, table, ", ".join(info.key))
+        return (), ()
+    return info.key, tuple(columns[c].type_name for c in info.key)
 
 
 def surrogate_type(conn: psycopg.Connection, schema: str, table: str, column: str) -> str | None:

@@ -78,16 +78,19 @@ def mask(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def run(pg: PostgresCluster, db: str, tmp_path: Path, debezium: bool,
-        extra: dict[str, str] | None = None) -> list[dict[str, Any]]:
-    """The workload through Debezium or pgcdc; `extra`: more connector properties for both."""
-    props = {**PROPS, **(extra or {})}
+        extra: dict[str, str] | None = None, case: tuple[str, list[str], dict[str, str], int] | None = None
+        ) -> list[dict[str, Any]]:
+    """The workload through Debezium or pgcdc; `extra`: more connector properties for both; `case`: another
+    (setup, workload, properties, windows closed when done) than this module's."""
+    setup, statements, base, windows = case or (SETUP, WORKLOAD, PROPS, 5)
+    props = {**base, **(extra or {})}
     deletes = props.get("incremental.snapshot.watermarking.strategy", "").lower() == "insert_delete"
-    pg.execute(SETUP, db)
+    pg.execute(setup, db)
     path = tmp_path / ("debezium.jsonl" if debezium else "pgcdc.jsonl")
     settle = 4.0
 
     def workload(snapshot_done: Any) -> None:
-        for stmt in WORKLOAD:
+        for stmt in statements:
             if stmt == "WAIT":
                 wait_for(snapshot_done, 120, "the incremental snapshot")
             elif stmt == "WAIT_BLOCKING":
@@ -111,7 +114,7 @@ def run(pg: PostgresCluster, db: str, tmp_path: Path, debezium: bool,
     seen = {"n": -1, "since": time.monotonic()}
 
     def finished_and_quiet() -> bool:
-        """The last window closed (at least 5 windows) and nothing new for 3 s."""
+        """The last window closed (at least `windows` windows) and nothing new for 3 s."""
         text = path.read_text() if path.exists() else ""
         n = text.count("\n")
         if n != seen["n"]:
@@ -119,7 +122,7 @@ def run(pg: PostgresCluster, db: str, tmp_path: Path, debezium: bool,
         # A window closes with a close row, or (insert_delete) with its open row's delete.
         closes = (sum(1 for line in text.splitlines() if "dbz_signal" in line and re.search(r'"op":\s*"d"', line))
                   if deletes else text.count('"snapshot-window-close"'))
-        return closes >= 5 and time.monotonic() - seen["since"] > 3
+        return closes >= windows and time.monotonic() - seen["since"] > 3
 
     if debezium:
         oracle = start_oracle({"name": "oracle", "config": {
@@ -142,8 +145,9 @@ def run(pg: PostgresCluster, db: str, tmp_path: Path, debezium: bool,
     return load(path)
 
 
-def run_both(pg: PostgresCluster, tmp_path: Path, extra: dict[str, str] | None = None,
-             prefix: str = "inc") -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def run_both(pg: PostgresCluster, tmp_path: Path, extra: dict[str, str] | None = None, prefix: str = "inc",
+             case: tuple[str, list[str], dict[str, str], int] | None = None
+             ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(pgcdc's records, Debezium's without heartbeats) of the workload, each in a database of its own."""
     dbs = []
     for who in ("dbz", "ours"):
@@ -151,8 +155,8 @@ def run_both(pg: PostgresCluster, tmp_path: Path, extra: dict[str, str] | None =
         pg.create_database(name)
         dbs.append(name)
     try:
-        theirs = run(pg, dbs[0], tmp_path, debezium=True, extra=extra)
-        ours = run(pg, dbs[1], tmp_path, debezium=False, extra=extra)
+        theirs = run(pg, dbs[0], tmp_path, debezium=True, extra=extra, case=case)
+        ours = run(pg, dbs[1], tmp_path, debezium=False, extra=extra, case=case)
     finally:
         for name in dbs:
             pg.execute(f"SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
