@@ -16,6 +16,7 @@ from typing import Any
 
 from pgcdc.errors import PgcdcError
 from pgcdc.pgtypes.registry import _DROPPED_ARRAYS
+from pgcdc.source.catalog import Catalog
 from pgcdc.spark.canon import AS_JSON, AS_NUMERIC, AS_TEXT, Canon, Unrepresentable, _canon_for
 
 POS = "__pgcdc_pos"
@@ -91,11 +92,16 @@ def _columns(conn: Any, table: str) -> tuple[list[Column], list[str]]:
         "WHERE a.attrelid = %s::regclass AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum",
         (table,)).fetchall()
     cols = [Column(n, base or typ, tt, _canon_for(base or typ, tt)) for n, typ, tt, base in rows]
-    keys = [r[0] for r in conn.execute(
-        "SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey) "
-        "WHERE i.indrelid = %s::regclass AND i.indisprimary ORDER BY array_position(i.indkey, a.attnum)",
-        (table,)).fetchall()]
-    return cols, keys
+    # The records' key: the primary key, or the unique index a table without one is keyed by (source/catalog.py).
+    row = conn.execute("SELECT %s::regclass::oid", (table,)).fetchone()
+    info = Catalog(conn).table(int(row[0]))
+    if info is None:
+        return cols, []
+    nullable = [c.name for c in info.columns if c.name in info.key and not c.not_null]
+    if nullable:
+        raise VerifyError(f"{table} is keyed by a unique index whose columns allow NULL ({', '.join(nullable)}): "
+                          "rows with NULL there cannot be matched by it")
+    return cols, list(info.key)
 
 
 def _read_arrow(path: str | Path, fmt: str) -> Any:
@@ -207,7 +213,7 @@ def verify(dsn: str, table: str, target: str | Path, fmt: str = "parquet") -> Re
         _tolerant_loaders(conn)
         cols, keys = _columns(conn, table)
         if not keys:
-            raise VerifyError(f"{table} has no primary key: nothing to match rows by")
+            raise VerifyError(f"{table} has no primary key or unique index: nothing to match rows by")
         report.not_carried = [c.name for c in cols if c.typname in NOT_CARRIED | ALWAYS_NULL]
         cols = [Column(c.name, c.typname, c.typtype, _canon_for(c.typname, c.typtype, string_target.get(c.name, False)))
                 for c in cols if c.typname not in NOT_CARRIED | ALWAYS_NULL]
