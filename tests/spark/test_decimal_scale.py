@@ -2,20 +2,38 @@
 never rounded: a schema scale above 38 (numeric(60,45)) whatever the value, and more than 38 digits at a scale up
 to 38. Values of 38 digits or fewer at such a scale stay exact, negative ones too (35 to 38 digits were rounded
 to 34 by Spark's abs(), and those within 2**32 of -10**38 overflowed to null). Records made here by the
-converters' rules, decimal.format BASE64 and NUMERIC."""
+converters' rules, decimal.format BASE64 and NUMERIC, and one workload captured at once by pgcdc with
+JsonConverter BASE64 and NUMERIC, Avro, Protobuf and JSON Schema: the same tables from every format, which
+`verify` finds identical to PostgreSQL. The workload uses PostgreSQL 15's numeric(5,-2) and numeric(3,5), as
+the spark tier's server (Debian's, for PostGIS) has them."""
 
 from __future__ import annotations
 
+import uuid
+from contextlib import ExitStack
 from decimal import Context, Decimal
+from pathlib import Path
 from typing import Any
 
 import pytest
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from pgcdc.spark import DecodeOptions, decode_changes
-from pgcdc.spark.changes import POS
+from pgcdc.local import KafkaBroker, PostgresCluster
+from pgcdc.local.registry import ApicurioRegistry
+from pgcdc.spark import AvroFormat, DecodeOptions, apply_changes, decode_changes, read_table, table_path
+from pgcdc.spark.changes import POS, Decoded
+from pgcdc.spark.jsonschema import JsonSchemaFormat
+from pgcdc.spark.protobuf import ProtobufFormat
+from pgcdc.spark.verify import verify
+from tests.harness import Running, make_config, wait_for
+from tests.integration.test_avro_kafka import read_raw
+from tests.spark.conftest import AVRO, Capture
 from tests.spark.test_decimal_numeric import RAW, _decimal, _encode, _json, _struct
+from tests.spark.test_end_to_end import read_all
+from tests.spark.test_jsonschema import JSONSCHEMA
+from tests.spark.test_protobuf import PROTOBUF
 
 D = Decimal
 EXACT = Context(prec=200)  # no rounding in the expectations themselves
@@ -36,7 +54,13 @@ def at(value: str | Decimal, column: str) -> Decimal:
 
 
 def unscaled_digits(column: str, v: Decimal) -> int:
-    return len(str(abs(int(v.scaleb(SCALES[ARRAYS.get(column, column)][1], EXACT)))))
+    return len(str(abs(int(v.scaleb(scale_of(column), EXACT)))))
+
+
+def scale_of(column: str) -> int:
+    """The Connect schema's scale: PostgreSQL 15's numeric(5,-2) has 2046 (its typmod's 11-bit scale field read
+    as a plain number, as pgcdc and the JDBC driver read it), numeric(3,5) has 5."""
+    return {"neg": 2046, "tiny": 5}.get(column) or SCALES[ARRAYS.get(column, column)][1]
 
 
 # Per row: deep numeric(60,45) (scale > 38: never representable), edge numeric(39,38), mid numeric(50,10),
@@ -65,7 +89,7 @@ ARRAY_ROWS: dict[int, dict[str, list[Decimal | None] | None]] = {
 
 def fits(column: str, v: Decimal | None) -> bool:
     """What the reader must give: a value at a scale up to 38 with 38 digits or fewer."""
-    return v is None or (SCALES[ARRAYS.get(column, column)][1] <= 38 and unscaled_digits(column, v) <= 38)
+    return v is None or (scale_of(column) <= 38 and unscaled_digits(column, v) <= 38)
 
 
 def expected(column: str, v: Any) -> tuple[Any, bool]:
@@ -193,3 +217,146 @@ def test_variable_scale_negatives_are_exact(spark: SparkSession) -> None:
     got = {r["id"]: (r["var"], r["_pgcdc_unrepresentable"]) for r in table.rows.collect()}
     # 37 integer digits and 2 places are 39: unrepresentable, as is the third place of -0.001
     assert got == {i: ((None, ["var"]) if i in (3, 4) else (v, None)) for i, v in enumerate(VARIABLE_VALUES)}
+
+
+# -- records pgcdc wrote --------------------------------------------------------------------------------------
+
+def literal(v: Any) -> str:
+    if v is None:
+        return "NULL"
+    if isinstance(v, list):
+        return "'{" + ",".join("NULL" if x is None else str(x) for x in v) + "}'"
+    return f"'{v}'"
+
+
+def _values(rows: dict[int, dict[str, Any]], offset: int) -> str:
+    return ", ".join(f"({i + offset}, {', '.join(literal(v) for v in r.values())})" for i, r in rows.items())
+
+
+# PostgreSQL 15's numeric(5,-2) (its typmod's scale field reads 2046) and numeric(3,5) (scale above precision)
+PG15_ROWS: dict[int, dict[str, Decimal | None]] = {
+    1: {"neg": D(12300), "tiny": D("0.00123")}, 2: {"neg": D(-9999900), "tiny": D("-0.00999")},
+    3: {"neg": None, "tiny": None}}
+CAPTURED = ("z_scale", "z_scale_arr", "z_deepkey", "z_pg15")
+SETUP = ["CREATE TABLE z_scale (id int PRIMARY KEY, "
+         + ", ".join(f"{c} numeric({p},{s})" for c, (p, s) in SCALES.items()) + ")",
+         "CREATE TABLE z_scale_arr (id int PRIMARY KEY, deep_arr numeric(60,45)[], edge_arr numeric(39,38)[])",
+         "CREATE TABLE z_deepkey (k numeric(60,45) PRIMARY KEY, v text NOT NULL)",
+         "CREATE TABLE z_pg15 (id int PRIMARY KEY, neg numeric(5,-2), tiny numeric(3,5))",
+         "CREATE TABLE sentinel (id int PRIMARY KEY)"]
+SNAPSHOT = [f"INSERT INTO z_scale VALUES {_values(ROWS, 0)}",
+            f"INSERT INTO z_scale_arr VALUES {_values(ARRAY_ROWS, 0)}",
+            "INSERT INTO z_deepkey VALUES ('1E-45', 'a'), ('2E-45', 'b'), ('0', 'c')",
+            f"INSERT INTO z_pg15 VALUES {_values(PG15_ROWS, 0)}"]
+STREAM = [f"INSERT INTO z_scale VALUES {_values(ROWS, 100)}",
+          f"INSERT INTO z_scale_arr VALUES {_values(ARRAY_ROWS, 100)}",
+          "UPDATE z_scale SET deep = NULL WHERE id = 101", "DELETE FROM z_scale WHERE id = 102",
+          "UPDATE z_scale_arr SET deep_arr = '{}' WHERE id = 103",
+          "INSERT INTO z_deepkey VALUES ('-1E-45', 'd')", "UPDATE z_deepkey SET v = 'e' WHERE k = 0",
+          "DELETE FROM z_deepkey WHERE v = 'b'", "UPDATE z_pg15 SET neg = neg + 100, tiny = 0 WHERE id = 1",
+          "INSERT INTO sentinel VALUES (1)"]
+
+
+def final(rows: dict[int, dict[str, Any]], changes: dict[int, dict[str, Any]], gone: set[int]) -> dict[int, Any]:
+    """The table PostgreSQL ends with: the rows at i and 100 + i, changed and deleted as STREAM does."""
+    out = {n: dict(r) for i, r in rows.items() for n in (i, 100 + i)}
+    for n, change in changes.items():
+        out[n].update(change)
+    return {n: r for n, r in out.items() if n not in gone}
+
+
+FINAL = {"z_scale": final(ROWS, {101: {"deep": None}}, {102}),
+         "z_scale_arr": final(ARRAY_ROWS, {103: {"deep_arr": []}}, set()),
+         "z_pg15": {1: {"neg": D(12400), "tiny": D("0.00000")}, **{i: PG15_ROWS[i] for i in (2, 3)}}}
+
+REGISTRY_FORMATS = {"avro": (AVRO, AvroFormat), "protobuf": (PROTOBUF, ProtobufFormat),
+                    "jsonschema": (JSONSCHEMA, JsonSchemaFormat)}
+FORMATS = ("base64", "numeric", *REGISTRY_FORMATS)
+
+
+@pytest.fixture(scope="module")
+def captures(pg: PostgresCluster, broker: KafkaBroker, registry: ApicurioRegistry) -> dict[str, Capture]:
+    """One database captured at once by one pgcdc run per format (Protobuf without the array table: a repeated
+    field cannot hold a null element)."""
+    dbname = f"s_{uuid.uuid4().hex[:10]}"
+    pg.create_database(dbname)
+    for stmt in SETUP + SNAPSHOT:
+        pg.execute(stmt, dbname)
+    out, configs = {}, []
+    for name in FORMATS:
+        props = {"key.converter.decimal.format": "NUMERIC", "value.converter.decimal.format": "NUMERIC"} \
+            if name == "numeric" else {}
+        if name in REGISTRY_FORMATS:
+            converter = REGISTRY_FORMATS[name][0]
+            props = {"key.converter": converter, "value.converter": converter,
+                     "converter.schema.registry.url": registry.url}
+        tables = [t for t in CAPTURED if not (name == "protobuf" and t == "z_scale_arr")]
+        prefix = f"{name}{uuid.uuid4().hex[:6]}"
+        configs.append(make_config(pg, dbname, broker.bootstrap_servers, **{
+            "topic.prefix": prefix, "snapshot.mode": "initial", "skipped.operations": "none",
+            "slot.name": f"{name}_{dbname}", "publication.name": f"{name}p_{dbname}",
+            "table.include.list": ",".join(rf"public\.{t}" for t in (*tables, "sentinel")), **props}))
+        out[name] = Capture(pg, dbname, broker.bootstrap_servers, {t: f"{prefix}.public.{t}" for t in tables},
+                            registry.url if name in REGISTRY_FORMATS else "")
+    with ExitStack() as stack:
+        for config in configs:
+            stack.enter_context(Running(config))
+        for stmt in STREAM:
+            pg.execute(stmt, dbname)
+        for c in out.values():
+            sentinel = c.topics["z_scale"].replace(".z_scale", ".sentinel")
+
+            def arrived(topic: str = sentinel) -> bool:
+                return bool(read_raw(broker.bootstrap_servers, topic, timeout=10))
+
+            wait_for(arrived, 120, "the workload's last event in Kafka")
+    return out
+
+
+def _decode(spark: SparkSession, name: str, capture: Capture) -> tuple[DataFrame, Decoded]:
+    raw = read_all(spark, capture)
+    if name in REGISTRY_FORMATS:
+        return raw, decode_changes(raw, fmt=REGISTRY_FORMATS[name][1](capture.registry))  # type: ignore[operator]
+    return raw, decode_changes(raw, DecodeOptions(decimal_format=name))
+
+
+def test_pgcdc_records_are_never_rounded(spark: SparkSession, captures: dict[str, Capture], tmp_path: Path) -> None:
+    base_raw, _ = _decode(spark, "base64", captures["base64"])
+    schema_text = b"\n".join(bytes(r[0]) for r in base_raw.filter(
+        F.col("topic") == captures["base64"].topics["z_pg15"]).select("value").dropna().collect())
+    assert b'"scale":"2046","connect.decimal.precision":"5"' in schema_text
+    decoded = {name: _decode(spark, name, c) for name, c in captures.items()}
+    base = decoded["base64"][1]
+    for name, (raw, d) in decoded.items():
+        capture = captures[name]
+        # every record keyed by numeric(60,45) is quarantined, every other one is decoded; but with NUMERIC,
+        # numeric(5,-2) is a number of 2046 places, and from_json (Jackson: numbers of at most 1000 characters)
+        # then reads nothing of its record
+        keyed = raw.filter((F.col("topic") == capture.topics["z_deepkey"]) & F.col("key").isNotNull()).count()
+        skipped = {"z_deepkey", *(["z_pg15"] if name == "numeric" else [])}
+        too_long = raw.filter((F.col("topic") == capture.topics["z_pg15"])
+                              & F.col("value").cast("string").rlike("[0-9.]{1001}")).count()
+        reasons = [(capture.topics["z_deepkey"], "cannot represent value of k")]
+        if name == "numeric":
+            reasons.append((capture.topics["z_pg15"], "malformed envelope: no payload.op"))
+        assert d.quarantine is not None
+        assert sorted({(r["topic"], r["reason"]) for r in d.quarantine.collect()}) == sorted(reasons), name
+        assert d.quarantine.count() == keyed + (too_long if name == "numeric" else 0), name
+        assert keyed > 0 and too_long == (3 if name == "numeric" else 0), name
+        for table in capture.topics:
+            if table in skipped:
+                continue
+            a, b = d.tables[capture.topics[table]], base.tables[captures["base64"].topics[table]]
+            assert a.schema == b.schema, (name, table)
+            left, right = a.rows.drop(POS), b.rows.drop(POS)
+            assert left.exceptAll(right).count() == 0 and right.exceptAll(left).count() == 0, (name, table)
+        root = tmp_path / name
+        apply_changes(spark, d, root)
+        for table, rows in FINAL.items():
+            if table not in capture.topics or table in skipped:
+                continue
+            path = table_path(root, capture.topics[table])
+            report = verify(capture.dsn, f"public.{table}", path)
+            assert report.ok, report.text()
+            assert [k for k, _ in report.unrepresentable] == sorted((i,) for i, r in rows.items() if marked(r))
+            assert_rows(read_table(spark, path).collect(), rows)
