@@ -35,27 +35,36 @@ def _let(value: Column, body: Callable[[Column], Column]) -> Column:
 
 def unscaled_integer(b64: Column) -> Column:
     """Base64 big-endian two's-complement bytes -> DecimalType(38, 0), null when it needs more than 38 digits
-    or is not base64 (unbase64 would fail the job: a decimal.format=NUMERIC number read as base64, say)."""
+    or is not base64 (unbase64 would fail the job: a decimal.format=NUMERIC number read as base64, say).
+
+    A negative number is read as its bitwise complement (-v - 1 >= 0, hex digits flipped), then negated: adding
+    non-negative chunks never passes the final magnitude, whereas summing from a negative top chunk does (just
+    before the last chunk is added), which made the 38-digit values within 2**32 of -10**38 overflow to null."""
 
     def from_hex(h: Column) -> Column:
         negative = F.substring(h, 1, 1) >= F.lit("8")
         padded = F.lpad(h, 32, F.when(negative, F.lit("F")).otherwise(F.lit("0")))
+        flipped = F.when(negative, F.translate(padded, "0123456789ABCDEF", "FEDCBA9876543210")).otherwise(padded)
         dec = T.DecimalType(MAX_PRECISION, 0)
 
         def combine(p: Column) -> Column:
             chunks = [F.conv(F.substring(p, 1 + 8 * i, 8), 16, 10).cast(dec) for i in range(4)]
-            value = F.when(negative, chunks[0] - _two32()).otherwise(chunks[0])
+            value = chunks[0]
             for chunk in chunks[1:]:
                 value = F.try_add(F.try_multiply(value, _two32()), chunk)
-            return value
+            # -1 - value, where it fits: inside a lambda, try_subtract hands on an overflowed value unchecked
+            top = F.lit(Decimal(10 ** MAX_PRECISION - 1)).cast(dec)
+            return F.when(~negative, value).when(value < top, F.lit(Decimal(-1)).cast(dec) - value)
 
-        return F.when(F.length(h) <= 32, _let(padded, combine))
+        return F.when(F.length(h) <= 32, _let(flipped, combine))
 
     return _let(F.hex(F.try_to_binary(b64, F.lit("base64"))), from_hex)
 
 
 def _with_point(unscaled: Column, scale: Column) -> Column:
-    """DecimalType(38,0) and a scale -> the decimal's exact text ('-12.345')."""
+    """DecimalType(38,0) and a scale -> the decimal's exact text ('-12.345'). The digits come from the value's
+    text with its sign dropped, not from abs(): Spark negates a decimal through a 34-digit context, so abs()
+    rounded negative values of 35 to 38 digits (-123456789012345678901234567890123456 gave ...3500)."""
 
     def text(u: Column) -> Column:
         def pad(digits: Column) -> Column:
@@ -68,7 +77,7 @@ def _with_point(unscaled: Column, scale: Column) -> Column:
             body = F.when(scale > 0, F.concat(whole, F.lit("."), frac)).otherwise(whole)
             return F.concat(F.when(u < 0, F.lit("-")).otherwise(F.lit("")), body)
 
-        return _let(pad(F.abs(u).cast("string")), point)
+        return _let(pad(F.regexp_replace(u.cast("string"), "^-", "")), point)
 
     return _let(unscaled, text)
 
@@ -90,6 +99,8 @@ def lost(value: Column, text: Column) -> Column:
 
 def decimal_codec(schema: dict[str, Any], decimal_format: str = "base64") -> FieldCodec:
     scale, typed = _typed(schema)
+    if scale > MAX_PRECISION:
+        return _beyond_scale(typed)
     if decimal_format == "numeric":
         return _numeric(scale, typed)
 
@@ -100,10 +111,15 @@ def decimal_codec(schema: dict[str, Any], decimal_format: str = "base64") -> Fie
     return FieldCodec(T.StringType(), typed, decode)
 
 
+def _beyond_scale(typed: T.DecimalType) -> FieldCodec:
+    """A schema scale above 38 (numeric(60,45); PostgreSQL 15's negative scales, which the catalog gives as 2046
+    and up): DecimalType(38, 38) would silently round every digit past the 38th place (1E-45 to 0E-38, and two
+    such keys to one), so no value is read, whatever the format: JSON null stays null, any other value is
+    unrepresentable. Its text is not needed (StringType reads a JSON number too, through a double)."""
+    return FieldCodec(T.StringType(), typed, lambda c: (F.lit(None).cast(typed), c.isNotNull()))
+
+
 def _numeric(scale: int, typed: T.DecimalType) -> FieldCodec:
-    if scale > MAX_PRECISION:
-        # A DecimalType(38, 38) would round the digits past the 38th unseen: such a value is never read.
-        return FieldCodec(T.StringType(), typed, lambda c: (F.lit(None).cast(typed), c.isNotNull()))
     raw = T.DecimalType(MAX_PRECISION, max(scale, 0))
     decode: Decode = same if raw == typed else (lambda c: (c.try_cast(typed), None))
     return FieldCodec(raw, typed, decode, T.StringType(), lost)
