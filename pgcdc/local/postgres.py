@@ -23,7 +23,9 @@ from pgcdc.local.server import free_port
 DEFAULT_SETTINGS: dict[str, str] = {
     "wal_level": "logical",
     "max_wal_senders": "20",
-    "max_replication_slots": "20",
+    # Slots outlive the captures that made them (the spark tier captures one database several ways at once, a
+    # slot each): room for a whole test tier's.
+    "max_replication_slots": "64",
     "fsync": "off",
     "synchronous_commit": "off",
     "full_page_writes": "off",

@@ -2,8 +2,8 @@
 
 pgoutput's Relation message carries column names, type oids, typmods and the replica-identity key flag, but
 Debezium's schemas also need optionality, the primary key (the event key; without one, a unique index's columns)
-and defaults. We read them from the
-catalog when a Relation message arrives (cold path), as Debezium refreshes its schema on Relation messages.
+and defaults. We read them from the catalog when a Relation message arrives (cold path), as Debezium refreshes
+its schema on Relation messages.
 """
 
 from __future__ import annotations

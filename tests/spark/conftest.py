@@ -11,13 +11,14 @@ they build with PostgreSQL itself.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import pytest
 from pyspark.sql import SparkSession
 
 from pgcdc.local import KafkaBroker, PostgresCluster
+from pgcdc.config import ConnectorConfig
 from pgcdc.errors import ConfigError
 from pgcdc.local.registry import ApicurioRegistry
 from pgcdc.spark import avro_package, local_session
@@ -185,6 +186,16 @@ def spark() -> Iterator[SparkSession]:
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+def capture_config(pg: PostgresCluster, dbname: str, broker: KafkaBroker, prefix: str, slot: str,
+                   tables: Iterable[str], props: dict[str, str]) -> ConnectorConfig:
+    """A pgcdc config capturing `tables` (and `sentinel`) of `dbname` under `prefix`, with a slot and publication of
+    its own named after `slot`: for several captures of one database running at once."""
+    return make_config(pg, dbname, broker.bootstrap_servers, **{
+        "topic.prefix": prefix, "snapshot.mode": "initial", "skipped.operations": "none",
+        "slot.name": f"{slot}_{dbname}", "publication.name": f"{slot}p_{dbname}",
+        "table.include.list": ",".join(rf"public\.{t}" for t in (*tables, "sentinel")), **props})
 
 
 def run_capture(pg: PostgresCluster, broker: KafkaBroker, setup: list[str], snapshot: list[str],

@@ -19,9 +19,9 @@ from pgcdc.local import ApicurioRegistry, KafkaBroker, PostgresCluster
 from pgcdc.spark import CloudEventsAvroFormat, apply_changes, decode_changes, read_table, table_path
 from pgcdc.spark.changes import POS
 from pgcdc.spark.verify import verify
-from tests.harness import Running, make_config, wait_for
+from tests.harness import Running, wait_for
 from tests.integration.test_avro_kafka import read_raw
-from tests.spark.conftest import AVRO, CAUGHT_UP, SETUP, SNAPSHOT, STREAM, TABLES, Capture
+from tests.spark.conftest import AVRO, CAUGHT_UP, SETUP, SNAPSHOT, STREAM, TABLES, Capture, capture_config
 from tests.spark.test_end_to_end import EXPECTED_TYPES, SHAPES_TYPES, read_all, types_of
 
 CE = "io.debezium.converters.CloudEventsConverter"
@@ -72,10 +72,7 @@ def captures(pg: PostgresCluster, broker: KafkaBroker, registry: ApicurioRegistr
     configs = []
     for n, (kind, props) in enumerate(kinds.items()):
         prefix = f"ce{n}{uuid.uuid4().hex[:6]}"
-        configs.append(make_config(pg, dbname, broker.bootstrap_servers, **{
-            "topic.prefix": prefix, "snapshot.mode": "initial", "skipped.operations": "none",
-            "slot.name": f"ce{n}_{dbname}", "publication.name": f"ce{n}p_{dbname}",
-            "table.include.list": ",".join(rf"public\.{t}" for t in (*ALL_TABLES, "sentinel")), **props}))
+        configs.append(capture_config(pg, dbname, broker, prefix, f"ce{n}", ALL_TABLES, props))
         out[kind] = Capture(pg, dbname, broker.bootstrap_servers, {t: f"{prefix}.public.{t}" for t in ALL_TABLES},
                             registry.url)
     with Running(configs[0]), Running(configs[1]), Running(configs[2]):

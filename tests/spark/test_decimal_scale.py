@@ -27,9 +27,9 @@ from pgcdc.spark.changes import POS, Decoded
 from pgcdc.spark.jsonschema import JsonSchemaFormat
 from pgcdc.spark.protobuf import ProtobufFormat
 from pgcdc.spark.verify import verify
-from tests.harness import Running, make_config, wait_for
+from tests.harness import Running, wait_for
 from tests.integration.test_avro_kafka import read_raw
-from tests.spark.conftest import AVRO, Capture
+from tests.spark.conftest import AVRO, Capture, capture_config
 from tests.spark.test_decimal_numeric import RAW, _decimal, _encode, _json, _struct
 from tests.spark.test_end_to_end import read_all
 from tests.spark.test_jsonschema import JSONSCHEMA
@@ -292,10 +292,7 @@ def captures(pg: PostgresCluster, broker: KafkaBroker, registry: ApicurioRegistr
                      "converter.schema.registry.url": registry.url}
         tables = [t for t in CAPTURED if not (name == "protobuf" and t == "z_scale_arr")]
         prefix = f"{name}{uuid.uuid4().hex[:6]}"
-        configs.append(make_config(pg, dbname, broker.bootstrap_servers, **{
-            "topic.prefix": prefix, "snapshot.mode": "initial", "skipped.operations": "none",
-            "slot.name": f"{name}_{dbname}", "publication.name": f"{name}p_{dbname}",
-            "table.include.list": ",".join(rf"public\.{t}" for t in (*tables, "sentinel")), **props}))
+        configs.append(capture_config(pg, dbname, broker, prefix, name, tables, props))
         out[name] = Capture(pg, dbname, broker.bootstrap_servers, {t: f"{prefix}.public.{t}" for t in tables},
                             registry.url if name in REGISTRY_FORMATS else "")
     with ExitStack() as stack:
