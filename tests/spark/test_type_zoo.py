@@ -75,8 +75,8 @@ def test_verify_cli_counts_unrepresentable_rows(spark: SparkSession, zoo_capture
     result = CliRunner().invoke(main, ["verify", "--dsn", zoo_capture.dsn, "--table", "public.nokey",
                                        "--target", str(table_path(tmp_path, zoo_capture.topics["z_int"]))])
     assert result.exit_code == 2
-    assert result.output.strip().splitlines() == ["pgcdc: error: public.nokey has no primary key: nothing to match "
-                                                  "rows by"]
+    assert result.output.strip().splitlines() == ["pgcdc: error: public.nokey has no primary key or unique index: "
+                                                  "nothing to match rows by"]
 
 
 def test_clamp_and_quarantine_options(spark: SparkSession, zoo_capture: Capture, tmp_path: Path) -> None:
