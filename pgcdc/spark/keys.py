@@ -16,14 +16,10 @@ from pyspark.sql import functions as F
 
 def null_key_error(key_schema: dict[str, Any], key_values: list[Column], error: Column) -> Column:
     """`error` (a decoding error: null when fine), or else the reason a record's key names no single row."""
-    fields = key_schema.get("fields") or []
-    reason: Column | None = None
-    for field, value in reversed(list(zip(fields, key_values))):
-        if field.get("optional"):
-            text = F.lit(f"key column {field['field']} is null: a unique index that allows NULL does not name one "
-                         "row (the table has no primary key)")
-            reason = F.when(value.isNull(), text) if reason is None else F.when(value.isNull(), text).otherwise(reason)
-    return error if reason is None else F.coalesce(error, reason)
+    reasons = [F.when(value.isNull(), F.lit(f"key column {field['field']} is null: a unique index that allows NULL "
+                                              "does not name one row (the table has no primary key)"))
+               for field, value in zip(key_schema.get("fields") or [], key_values) if field.get("optional")]
+    return F.coalesce(error, *reasons) if reasons else error
 
 
 def decode_key(codec: Any, key_schema: str, key_text: Column | None) -> tuple[list[Column], Column]:
