@@ -35,6 +35,7 @@ def event_emitter(capture: ChangeCapture, senders: EventSenders) -> Emit:
     emit = capture._emit  # the whole event
     known: dict[TableEvents, Any] = capture._row_senders
     headers = capture.headers
+    source_fields = capture._source_fields
 
     def emit_event(t: TableEvents, op: str, before: Any, after: Any, key: bytes | None, lsn: int,
                    extra: list[tuple[str, bytes]] | None = None) -> None:
@@ -46,9 +47,11 @@ def event_emitter(capture: ChangeCapture, senders: EventSenders) -> Emit:
                     native(t, send)
             if send is not None:
                 last = capture.last_commit_lsn
-                token = (capture.xid, capture.commit_us, last, capture.xmin)
-                if send.txn != token:
-                    send.transaction(capture._source(t, lsn), token)
+                xid, commit_us = capture.xid, capture.commit_us
+                token = (xid, commit_us, last, capture.xmin)
+                if send.txn != token:  # the source block but its `sequence` and `lsn`, written once per transaction
+                    send.transaction(source_fields(t.schema, t.table, None, xid, commit_us // 1000, None, commit_us,
+                                                   commit_us * 1000), token)
                 send(key, headers, op, before, after, sequence_text(last, lsn), lsn, time.time_ns())
                 capture.events += 1
                 capture.tx_events += 1
@@ -68,5 +71,6 @@ def event_emitter(capture: ChangeCapture, senders: EventSenders) -> Emit:
         if n is not None and oid is not None:
             capture.relations[oid] = n
             known[n] = send
+            send.native([field for field, _ in n.back])
 
     return emit_event

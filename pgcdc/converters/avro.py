@@ -79,6 +79,15 @@ class PreparedAvro:
             return None
         return AvroEvents(self.connect_schema, self.names_text or self.text)
 
+    def json_payload(self, topic: str) -> Callable[[Any], bytes]:
+        """f(a record's parsed JsonConverter payload) -> its bytes for `topic`, as `self(topic, payload)` writes
+        them; the schema registered (or looked up) under the topic's subject on first use."""
+        write = self.subjects.get(topic) or self._subject(topic)
+        datum = self.datum
+        if datum is None:
+            return write
+        return lambda value: write(datum(value))
+
     def header(self, topic: str) -> bytes:
         """`topic`'s wire header, the schema registered (or looked up) under its subject on first use."""
         if topic not in self.subjects:

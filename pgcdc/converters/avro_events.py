@@ -17,18 +17,21 @@ path.
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 import orjson
 import spavro.schema
 from spavro.fast_binary import get_writer
 
-from pgcdc.converters.avro_rows import row_datum
+from pgcdc.converters.avro_rows import row_datum, rows_are_datums
 from pgcdc.converters.avro_schema import datum_function, writer_schema
 
 ENVELOPE = ("before", "after", "source", "transaction", "op", "ts_ms", "ts_us", "ts_ns")
 _PER_EVENT = ("sequence", "lsn")  # the source fields that change within a transaction
+# The numbers that change from one transaction to the next; the others (xmin, origin_lsn: mostly null, or the
+# same for many transactions) are cached with the strings around them.
+_PER_TRANSACTION = frozenset(("ts_ms", "ts_us", "ts_ns", "txId"))
 Write = Callable[[Any, Any], None]  # spavro: (file, datum)
 
 
@@ -44,8 +47,9 @@ class AvroEvents:
     as the envelope holds them (JsonConverter's form). `header` (the wire format's magic byte and schema id) is
     set by the caller before the first event."""
 
-    __slots__ = ("_after", "_before", "_end", "_fast", "_head", "_mid", "_no_after", "_no_before", "_ops", "_read_at",
-                 "_read_middle", "_row", "_segments", "_ts", "header", "lsn_w", "seq_w", "txn")
+    __slots__ = ("_after", "_after_schema", "_before", "_end", "_fast", "_head", "_mid", "_no_after", "_no_before",
+                 "_ops", "_parsed", "_read_at", "_read_middle", "_row", "_segments", "_ts", "header", "lsn_w", "seq_w",
+                 "txn")
 
     def __init__(self, connect_schema: dict[str, Any], avro_text: str) -> None:
         envelope = spavro.schema.parse(orjson.dumps(writer_schema(avro_text)).decode())
@@ -67,7 +71,10 @@ class AvroEvents:
         after_schema = next(f for f in connect_schema["fields"] if f["field"] == "after")
         row = datum_function(after_schema, tuples=False)
         self._row: Callable[[Any], Any] = row if row is not None else (lambda v: v)
-        self._fast = row_datum(after_schema)  # the capture's row as it is (avro_rows.py)
+        # The capture's row as it is (avro_rows.py); None: every column is written as the row holds it. A
+        # snapshot's rows are parsed JSON (`read`): always through the compiled datum.
+        self._after_schema = after_schema
+        self._parsed = self._fast = row_datum(after_schema)
         # `transaction` (null: this path is not taken with transaction metadata) and `op`, per op.
         tail = _record_writer([fields["transaction"], fields["op"]])
         self._ops = {op: _bytes(tail, {"transaction": None, "op": op}) for op in "cudtr"}
@@ -76,6 +83,12 @@ class AvroEvents:
         self._head = self._mid = self._end = b""
         self._read_at: Any = None  # (marker, sequence, lsn) of `_read_middle`: a snapshot record's source block
         self._read_middle = b""
+
+    def native(self, fields: Collection[str]) -> None:
+        """From now on the capture's rows hold `fields` as Avro writes them (floats, bytes: envelope/native.py);
+        with every other column plain, a row is its own datum."""
+        if rows_are_datums(self._after_schema, fields):
+            self._fast = None
 
     @staticmethod
     def fits(connect_schema: dict[str, Any]) -> bool:
@@ -100,8 +113,33 @@ class AvroEvents:
         self.txn = token
 
     def __call__(self, op: str, before: Any, after: Any, sequence: str, lsn: int, now_ns: int) -> bytes:
+        """One event's value. The fast path in one frame: the rows through the compiled datum (or as they are,
+        when every column is written as the capture holds it), the source block's pieces around the two LSN
+        fields, the timestamps; any error starts the event again the general way."""
+        fast = self._fast
         try:
-            return self._write(self._fast, op, before, after, sequence, lsn, now_ns)
+            out = io.BytesIO()
+            write = out.write
+            write(self.header)
+            if before is None:
+                write(self._no_before)
+            else:
+                self._before(out, before if fast is None else fast(before))
+            if after is None:
+                write(self._no_after)
+            else:
+                self._after(out, after if fast is None else fast(after))
+            write(self._head)
+            self.seq_w(out, sequence)
+            write(self._mid)
+            self.lsn_w(out, lsn)
+            write(self._end)
+            write(self._ops[op])
+            ms, us, ns = self._ts
+            ms(out, now_ns // 1_000_000)
+            us(out, now_ns // 1000)
+            ns(out, now_ns)
+            return out.getvalue()
         except Exception:  # a value of a shape the compiled datum does not take: the general way, from the start
             return self._write(self._general, op, before, after, sequence, lsn, now_ns)
 
@@ -142,7 +180,7 @@ class AvroEvents:
         write(self._no_before)
         row = orjson.loads(after)
         try:  # the compiled datum takes parsed rows too (a double is then a float, or "NaN" and the like)
-            datum = self._fast(row)
+            datum = row if self._parsed is None else self._parsed(row)
         except Exception:
             datum = self._row(row)
         self._after(out, datum)
@@ -166,15 +204,15 @@ class AvroEvents:
 
 def _fields_writer(fields: list[Any]) -> Callable[[io.BytesIO, dict[str, Any]], None]:
     """`f(out, record)` writing a run of a record's fields, once per transaction. Their values are mostly the same
-    in every transaction (the connector, the database, the table: strings and nulls) but for the numbers (commit
-    times, xid). So each run of non-numeric fields is one piece cached by its values (spavro writes it once per
-    distinct value), and each numeric field is written by spavro every time. One function compiled per run:
-    field names enter its source only as repr() literals."""
+    in every transaction (the connector, the database, the table, xmin: strings, nulls, a number that seldom
+    changes) but for the commit times and the xid. So each run of the others is one piece cached by its values
+    (spavro writes it once per distinct value), and each of those numbers is written by spavro every time. One
+    function compiled per run: field names enter its source only as repr() literals."""
     scope: dict[str, Any] = {"P": _piece}
     lines: list[str] = []
     run: list[Any] = []
     for f in [*fields, None]:
-        numeric = f is not None and _numeric(f.type)
+        numeric = f is not None and f.name in _PER_TRANSACTION and _numeric(f.type)
         if (f is None or numeric) and run:
             i = len(lines)
             scope[f"w{i}"], scope[f"k{i}"] = _record_writer(run), {}

@@ -15,7 +15,7 @@ error).
 from __future__ import annotations
 
 from binascii import a2b_base64
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 import orjson
@@ -48,8 +48,15 @@ def _general(fn: Callable[[Any], Any] | None) -> Callable[[Any], Any]:
 _PLAIN = {"int8", "int16", "int32", "int64", "boolean", "string"}
 
 
-def row_datum(struct: dict[str, Any]) -> Callable[[dict[str, Any]], dict[str, Any]]:
-    """`struct` (a row's Connect schema, JsonConverter's JSON form) -> f(row) -> a new dict, the datum."""
+def rows_are_datums(struct: dict[str, Any], native: Collection[str] = ()) -> bool:
+    """Whether spavro writes a row of `struct` as the capture holds it: every column plain, or `native` (a
+    column whose values the row holds as Avro writes them: envelope/native.py)."""
+    return all(f["type"] in _PLAIN or f["field"] in native for f in struct["fields"])
+
+
+def row_datum(struct: dict[str, Any]) -> Callable[[dict[str, Any]], dict[str, Any]] | None:
+    """`struct` (a row's Connect schema, JsonConverter's JSON form) -> f(row) -> a new dict, the datum; None when
+    every column is one spavro writes as the row holds it (ints, strings, booleans: the row is the datum)."""
     scope: dict[str, Any] = {"B": _bytes, "L": _loads, "J": _dumps, "S": str, "F": float, "D": _double, "Y": bytes}
     items, doubles = [], []
     for i, f in enumerate(struct["fields"]):
@@ -71,6 +78,8 @@ def row_datum(struct: dict[str, Any]) -> Callable[[dict[str, Any]], dict[str, An
         else:
             scope[f"g{i}"] = _general(datum_function(f, tuples=False))
             items.append(f"{name!r}: g{i}({read})")
+    if rows_are_datums(struct):
+        return None
     head = f"    d = L(J([{', '.join(doubles)}]))\n" if doubles else ""
     source = "def row(v):\n" + head + "    return {" + ", ".join(items) + "}\n"
     exec(compile(source, "<pgcdc avro row>", "exec"), scope)  # names enter only as repr() literals

@@ -11,7 +11,7 @@ with another header converter each is converted the same way, one prepared conve
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 import orjson
@@ -172,7 +172,7 @@ class EventSend:
     `transaction(source, token)` once per transaction) and sent with the key and headers converted as `send`
     does."""
 
-    __slots__ = ("header", "key", "prepared", "send", "topic", "writer")
+    __slots__ = ("convert_key", "header", "key", "prepared", "send", "topic", "txn", "writer")
 
     def __init__(self, sink: ConvertingSink, topic: str, writer: Any, prepared: Any) -> None:
         self.topic = topic
@@ -181,17 +181,26 @@ class EventSend:
         self.key = sink._key
         self.header = sink._header
         self.send = sink.sink.send
-
-    @property
-    def txn(self) -> Any:
-        return self.writer.txn
+        self.txn: Any = None  # the token of the transaction the writer last wrote a source block for
+        self.convert_key: Callable[[bytes | None, Headers], bytes | None] = self._first_key
 
     def transaction(self, source: dict[str, Any], token: Any) -> None:
         self.writer.transaction(source, token)
+        self.txn = token
+
+    def native(self, fields: Collection[str]) -> None:
+        """The capture's rows hold `fields` as the writer takes them (envelope/native.py)."""
+        self.writer.native(fields)
 
     def __call__(self, key: bytes | None, headers: Headers, op: str, before: Any, after: Any, sequence: str,
                  lsn: int, now_ns: int) -> None:
-        key, headers = self._converted(key, headers)
+        if self.header is not None and headers:
+            convert = self.header
+            headers = [(name, convert(self.topic, data)) for name, data in headers]
+        if self.key is not None:
+            key = self.convert_key(key, headers)
+        elif not self.writer.header:
+            self.writer.header = self.prepared.header(self.topic)
         try:
             value = self.writer(op, before, after, sequence, lsn, now_ns)
         except PgcdcError:
@@ -202,10 +211,16 @@ class EventSend:
 
     def read(self, key: bytes | None, headers: Headers, after: bytes, source: dict[str, Any], marker: str) -> None:
         """A snapshot record: its row's JSON, and the snapshot's `source` block for its `marker`."""
-        key, headers = self._converted(key, headers)
+        if self.header is not None and headers:
+            convert = self.header
+            headers = [(name, convert(self.topic, data)) for name, data in headers]
+        if self.key is not None:
+            key = self.convert_key(key, headers)
+        elif not self.writer.header:
+            self.writer.header = self.prepared.header(self.topic)
         writer = self.writer
         if writer.txn != marker:
-            writer.transaction(source, marker)
+            self.transaction(source, marker)
         try:
             value = writer.read(after, source["sequence"], source["lsn"], time.time_ns())
         except PgcdcError:
@@ -214,19 +229,39 @@ class EventSend:
             raise self._failed(exc) from None
         self.send(self.topic, key, value, headers, None)
 
-    def _converted(self, key: bytes | None, headers: Headers) -> tuple[bytes | None, Headers]:
-        """The record's headers and key through their converters, in Kafka Connect's order; the value's schema
-        registered on first use, after the key's, as Kafka Connect does."""
-        topic = self.topic
-        if self.header is not None and headers:
-            convert = self.header
-            headers = [(name, convert(topic, data)) for name, data in headers]
-        if self.key is not None:
-            key = self.key(topic, key, headers)
+    def _first_key(self, key: bytes | None, headers: Headers) -> bytes | None:
+        """The first record's key, through the key side as `send` converts it (its schema registered, after
+        the key's, as Kafka Connect does, then the value's); from then on, where the key converter is
+        Confluent's AvroConverter, the table's keys go straight to its writer (`_avro_keys`)."""
+        side = self.key
+        assert side is not None
+        converted = side(self.topic, key, headers)
         if not self.writer.header:
-            self.writer.header = self.prepared.header(topic)
-        return key, headers
+            self.writer.header = self.prepared.header(self.topic)
+        if key is not None and not (side.headers or side.raw or side.text):
+            fast = getattr(side.last_prepared, "json_payload", None)
+            if fast is not None:
+                self.convert_key = _avro_keys(side, self.topic, side.last, fast(self.topic))
+        return converted
 
     def _failed(self, exc: Exception) -> ConversionError:  # a value its own schema does not describe: a bug
         return ConversionError(f"value.converter: topic {self.topic}: cannot write a record: "
                                f"{' '.join(str(exc).split())[:200]}")
+
+
+def _avro_keys(side: _Side, topic: str, prefix: bytes, write: Callable[[Any], bytes]
+               ) -> Callable[[bytes | None, Headers], bytes | None]:
+    """A table version's keys (JsonConverter's bytes starting with `prefix`, `{"schema":…,"payload":`) written
+    by `write`, the key schema's writer for `topic`; any other key through `side`, as `send` converts it."""
+    n = len(prefix)
+    loads = orjson.loads
+
+    def convert(key: bytes | None, headers: Headers) -> bytes | None:
+        if key is None or not key.startswith(prefix):
+            return side(topic, key, headers)
+        try:
+            return write(loads(memoryview(key)[n:-1]))
+        except Exception as exc:  # a value its own schema does not describe: a bug, named in one line
+            raise ConversionError(f"key.converter: topic {topic}: {side.name} cannot write a record: "
+                                  f"{' '.join(str(exc).split())[:200]}") from None
+    return convert

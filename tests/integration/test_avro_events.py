@@ -97,10 +97,10 @@ def avro_connector(pg: PostgresCluster, dbname: str, name: str, props: dict[str,
                    ) -> tuple[Any, Any, ConvertingSink, Keep]:
     """(config, value converter, its converting sink, the kept records) of a connector `name` writing Avro
     into a Keep sink, from slot `name` and publication pub_<dbname>, with its own mock registry."""
-    config = make_config(pg, dbname, **{**props,
+    config = make_config(pg, dbname, **{
         "name": name, "topic.prefix": dbname, "slot.name": name, "publication.name": f"pub_{dbname}",
         "key.converter": AVRO, "value.converter": AVRO, "converter.schema.registry.url": f"mock://{name}",
-        "skipped.operations": "none"})
+        "skipped.operations": "none", **props})
     key_conv, value_conv, _ = make_converters(config, lambda: False)
     keep = Keep()
     return config, value_conv, ConvertingSink(keep, key_conv, value_conv), keep
@@ -136,10 +136,13 @@ def decoded(records: list[tuple[str, bytes | None, bytes | None]], conv: Any, sn
     return out
 
 
-@pytest.mark.parametrize("mode", ["precise", "double"])
+@pytest.mark.parametrize(("mode", "keys"), [("precise", AVRO), ("double", AVRO),
+                                           ("precise", "org.apache.kafka.connect.json.JsonConverter")])
 def test_parts_path_writes_the_general_paths_records(pg: PostgresCluster, dbname: str,
-                                                     monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
-    """decimal.handling.mode=double: numeric columns are doubles too (native rows, envelope/native.py)."""
+                                                     monkeypatch: pytest.MonkeyPatch, mode: str, keys: str) -> None:
+    """decimal.handling.mode=double: numeric columns are doubles too (native rows, envelope/native.py). Keys in
+    Avro (written from their JSON by the key schema's writer: converters/sink.py `_avro_keys`) or in JSON (the
+    value's schema then registered by the value's first record alone)."""
     pg.execute(TABLE + f"; CREATE PUBLICATION pub_{dbname} FOR ALL TABLES", dbname)
     for slot in (f"parts_{dbname}", f"general_{dbname}"):
         pg.execute(f"SELECT pg_create_logical_replication_slot('{slot}', 'pgoutput')", dbname)
@@ -155,11 +158,12 @@ def test_parts_path_writes_the_general_paths_records(pg: PostgresCluster, dbname
         return n
 
     monkeypatch.setattr(events, "native_events", native)
-    parts, parts_conv = capture(pg, dbname, f"parts_{dbname}", **{"decimal.handling.mode": mode})
+    props = {"decimal.handling.mode": mode, "key.converter": keys}
+    parts, parts_conv = capture(pg, dbname, f"parts_{dbname}", **props)
     assert len(taken) == EXPECTED - KEY_CHANGE  # every other change went the parts path
     assert natives == ["t"]  # its doubles and floats as Python floats (u has none)
     monkeypatch.setattr(converting.ConvertingSink, "event_sender", lambda self, topic, head: None)
-    general, general_conv = capture(pg, dbname, f"general_{dbname}", **{"decimal.handling.mode": mode})
+    general, general_conv = capture(pg, dbname, f"general_{dbname}", **props)
     assert len(parts) == len(general)
     assert decoded(parts, parts_conv) == decoded(general, general_conv)
 
@@ -178,3 +182,46 @@ def test_snapshot_parts_path_writes_the_general_paths_records(pg: PostgresCluste
     assert ours == decoded(general, general_conv, snapshot=True)
     assert [d.split("'source': ")[1].split(",")[0] for _, _, d in ours] == [
         "'first'", "'true'", "'true'", "'last_in_data_collection'", "'first_in_data_collection'", "'last'"]
+
+
+NATIVE_TABLE = """
+CREATE TABLE w (id int PRIMARY KEY, f4 real, f8 double precision, n numeric(12,3), b bytea, i bigint);
+ALTER TABLE w REPLICA IDENTITY FULL;
+ALTER TABLE w ALTER b SET STORAGE EXTERNAL;
+"""
+NATIVE_WORKLOAD = [
+    "INSERT INTO w VALUES (1, 'NaN', 'NaN', 0, '\\x', -9223372036854775808),"
+    " (2, 'Infinity', '-Infinity', -999999999.999, '\\xff00', 9223372036854775807),"
+    " (3, '-0', '-0', 999999999.999, NULL, NULL), (4, 3.4028235e38, 4.9e-324, -0.001, '\\x00', 0),"
+    " (5, 1.17549435e-38, 1e23, NULL, decode(repeat('ab', 5000), 'hex'), 1)",
+    "UPDATE w SET f8 = 'Infinity', i = i + 1 WHERE id IN (1, 3)",
+    "UPDATE w SET f4 = 1.5 WHERE id = 5",  # its bytea TOASTed and unchanged: the whole old row (FULL) fills it
+    "DELETE FROM w WHERE id IN (2, 4)",
+]
+
+
+def test_native_rows_are_the_datums(pg: PostgresCluster, dbname: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A table whose every column is plain or native (real, double, numeric(p,s), bytea): its rows go to spavro as
+    the capture holds them, with no datum function, and the records are the general path's."""
+    pg.execute(NATIVE_TABLE + f"; CREATE PUBLICATION pub_{dbname} FOR ALL TABLES", dbname)
+    for slot in (f"parts_{dbname}", f"general_{dbname}"):
+        pg.execute(f"SELECT pg_create_logical_replication_slot('{slot}', 'pgoutput')", dbname)
+    for statement in NATIVE_WORKLOAD:
+        pg.execute(statement, dbname)
+    taken = parts_taken(monkeypatch)
+    identity: list[bool] = []
+    original = converting.EventSend.native
+
+    def native(self: Any, fields: Any) -> None:
+        original(self, fields)
+        identity.append(self.writer._fast is None)
+
+    monkeypatch.setattr(converting.EventSend, "native", native)
+    expected = 5 + 2 + 1 + 2 + 2  # inserts, updates, update, deletes and their tombstones
+    parts, parts_conv = capture(pg, dbname, f"parts_{dbname}", expected - 2)
+    assert identity == [True]
+    assert len(taken) == expected - 2
+    monkeypatch.setattr(converting.ConvertingSink, "event_sender", lambda self, topic, head: None)
+    general, general_conv = capture(pg, dbname, f"general_{dbname}", expected - 2)
+    assert len(parts) == len(general) == expected
+    assert decoded(parts, parts_conv) == decoded(general, general_conv)

@@ -203,12 +203,20 @@ def run(pg: PostgresCluster, dbname: str, name: str, props: dict[str, str], coun
 
 @pytest.fixture
 def fallbacks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The errors of the parts path's compiled row datum (each one a row written the general way instead)."""
+    """The errors of the parts path's compiled row datum, and the rows written the general way instead (a datum
+    spavro did not take, where the row is the datum)."""
     seen: list[str] = []
     compile_row = avro_events.row_datum
+    general = avro_events.AvroEvents._general
 
-    def watched(struct: dict[str, Any]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    def watched_general(self: Any, row: Any) -> Any:
+        seen.append(f"general: {sorted(row)}")
+        return general(self, row)
+
+    def watched(struct: dict[str, Any]) -> Callable[[dict[str, Any]], dict[str, Any]] | None:
         row = compile_row(struct)
+        if row is None:  # the row is the datum
+            return None
 
         def datum(v: dict[str, Any]) -> dict[str, Any]:
             try:
@@ -219,6 +227,7 @@ def fallbacks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return datum
 
     monkeypatch.setattr(avro_events, "row_datum", watched)
+    monkeypatch.setattr(avro_events.AvroEvents, "_general", watched_general)
     return seen
 
 
