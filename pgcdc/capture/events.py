@@ -41,10 +41,9 @@ def event_emitter(capture: ChangeCapture, senders: EventSenders) -> Emit:
                    extra: list[tuple[str, bytes]] | None = None) -> None:
         if extra is None:
             send = known.get(t, UNKNOWN)
-            if send is UNKNOWN:  # cold path: once per table version
+            fresh = send is UNKNOWN
+            if fresh:  # cold path: once per table version
                 send = table_sender(capture, t, senders)
-                if send is not None:
-                    native(t, send)
             if send is not None:
                 last = capture.last_commit_lsn
                 xid, commit_us = capture.xid, capture.commit_us
@@ -53,6 +52,8 @@ def event_emitter(capture: ChangeCapture, senders: EventSenders) -> Emit:
                     send.transaction(source_fields(t.schema, t.table, None, xid, commit_us // 1000, None, commit_us,
                                                    commit_us * 1000), token)
                 send(key, headers, op, before, after, sequence_text(last, lsn), lsn, time.time_ns())
+                if fresh:  # this event's rows are JsonConverter's: native ones from the next
+                    native(t, send)
                 capture.events += 1
                 capture.tx_events += 1
                 capture.last_lsn = lsn

@@ -197,9 +197,9 @@ NATIVE_WORKLOAD = [
     "UPDATE w SET f8 = 'Infinity', i = i + 1 WHERE id IN (1, 2)",
     "DELETE FROM w WHERE id IN (2, 4)",
     # Bytes columns (numeric(p,s) and bytea are bytes in native rows; spavro writes text given for a nullable one
-    # as its UTF-8 bytes): the first row's are not empty, with no double beside them (spavro refuses a double's
-    # text); a TOASTed bytea unchanged by an update (its placeholder); a delete's old row with the key alone, its
-    # NOT NULL bytea filled with the column's default.
+    # as its UTF-8 bytes): values that are not empty; a TOASTed bytea unchanged by an update (its placeholder,
+    # base64 text in the row); a delete's old row with the key alone, its NOT NULL bytea filled with the column's
+    # default.
     "INSERT INTO x VALUES (1, NULL, -999999999.999, '\\xff00'), (2, 'NaN', NULL, decode(repeat('ab', 5000), 'hex'))",
     "UPDATE x SET f8 = 2.5 WHERE id = 2",
     "DELETE FROM x WHERE id = 1",
