@@ -113,52 +113,29 @@ class AvroEvents:
         self.txn = token
 
     def __call__(self, op: str, before: Any, after: Any, sequence: str, lsn: int, now_ns: int) -> bytes:
-        """One event's value. The fast path in one frame: the rows through the compiled datum (or as they are,
-        when every column is written as the capture holds it), the source block's pieces around the two LSN
-        fields, the timestamps; any error starts the event again the general way."""
-        fast = self._fast
         try:
-            out = io.BytesIO()
-            write = out.write
-            write(self.header)
-            if before is None:
-                write(self._no_before)
-            else:
-                self._before(out, before if fast is None else fast(before))
-            if after is None:
-                write(self._no_after)
-            else:
-                self._after(out, after if fast is None else fast(after))
-            write(self._head)
-            self.seq_w(out, sequence)
-            write(self._mid)
-            self.lsn_w(out, lsn)
-            write(self._end)
-            write(self._ops[op])
-            ms, us, ns = self._ts
-            ms(out, now_ns // 1_000_000)
-            us(out, now_ns // 1000)
-            ns(out, now_ns)
-            return out.getvalue()
+            return self._write(self._fast, op, before, after, sequence, lsn, now_ns)
         except Exception:  # a value of a shape the compiled datum does not take: the general way, from the start
             return self._write(self._general, op, before, after, sequence, lsn, now_ns)
 
     def _general(self, row: Any) -> Any:
         return self._row(orjson.loads(orjson.dumps(row)))
 
-    def _write(self, datum: Callable[[Any], Any], op: str, before: Any, after: Any, sequence: str, lsn: int,
+    def _write(self, datum: Callable[[Any], Any] | None, op: str, before: Any, after: Any, sequence: str, lsn: int,
                now_ns: int) -> bytes:
+        """One event's value, its rows through `datum` (None: as they are, every column written as the capture
+        holds it)."""
         out = io.BytesIO()
         write = out.write
         write(self.header)
         if before is None:
             write(self._no_before)
         else:
-            self._before(out, datum(before))
+            self._before(out, before if datum is None else datum(before))
         if after is None:
             write(self._no_after)
         else:
-            self._after(out, datum(after))
+            self._after(out, after if datum is None else datum(after))
         self._source(out, op, sequence, lsn)
         ms, us, ns = self._ts
         ms(out, now_ns // 1_000_000)

@@ -194,13 +194,7 @@ class EventSend:
 
     def __call__(self, key: bytes | None, headers: Headers, op: str, before: Any, after: Any, sequence: str,
                  lsn: int, now_ns: int) -> None:
-        if self.header is not None and headers:
-            convert = self.header
-            headers = [(name, convert(self.topic, data)) for name, data in headers]
-        if self.key is not None:
-            key = self.convert_key(key, headers)
-        elif not self.writer.header:
-            self.writer.header = self.prepared.header(self.topic)
+        key, headers = self._converted(key, headers)
         try:
             value = self.writer(op, before, after, sequence, lsn, now_ns)
         except PgcdcError:
@@ -211,13 +205,7 @@ class EventSend:
 
     def read(self, key: bytes | None, headers: Headers, after: bytes, source: dict[str, Any], marker: str) -> None:
         """A snapshot record: its row's JSON, and the snapshot's `source` block for its `marker`."""
-        if self.header is not None and headers:
-            convert = self.header
-            headers = [(name, convert(self.topic, data)) for name, data in headers]
-        if self.key is not None:
-            key = self.convert_key(key, headers)
-        elif not self.writer.header:
-            self.writer.header = self.prepared.header(self.topic)
+        key, headers = self._converted(key, headers)
         writer = self.writer
         if writer.txn != marker:
             self.transaction(source, marker)
@@ -228,6 +216,18 @@ class EventSend:
         except Exception as exc:
             raise self._failed(exc) from None
         self.send(self.topic, key, value, headers, None)
+
+    def _converted(self, key: bytes | None, headers: Headers) -> tuple[bytes | None, Headers]:
+        """The record's headers and key through their converters, in Kafka Connect's order; the value's schema
+        registered on first use, after the key's, as Kafka Connect does."""
+        if self.header is not None and headers:
+            convert = self.header
+            headers = [(name, convert(self.topic, data)) for name, data in headers]
+        if self.key is not None:
+            key = self.convert_key(key, headers)
+        elif not self.writer.header:
+            self.writer.header = self.prepared.header(self.topic)
+        return key, headers
 
     def _first_key(self, key: bytes | None, headers: Headers) -> bytes | None:
         """The first record's key, through the key side as `send` converts it (its schema registered, after

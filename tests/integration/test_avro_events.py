@@ -116,6 +116,15 @@ def capture(pg: PostgresCluster, dbname: str, name: str, expected: int = EXPECTE
     return keep.records, value_conv
 
 
+def two_slots_then(pg: PostgresCluster, dbname: str, tables: str, workload: list[str]) -> None:
+    """`tables` and their publication, slots parts_<dbname> and general_<dbname>, then the `workload`."""
+    pg.execute(tables + f"; CREATE PUBLICATION pub_{dbname} FOR ALL TABLES", dbname)
+    for slot in (f"parts_{dbname}", f"general_{dbname}"):
+        pg.execute(f"SELECT pg_create_logical_replication_slot('{slot}', 'pgoutput')", dbname)
+    for statement in workload:
+        pg.execute(statement, dbname)
+
+
 def decoded(records: list[tuple[str, bytes | None, bytes | None]], conv: Any, snapshot: bool = False
             ) -> list[tuple[str, bytes | None, str]]:
     """(topic, key bytes, repr of the value's datum without the event's timestamps) per record; and each value's
@@ -143,11 +152,7 @@ def test_parts_path_writes_the_general_paths_records(pg: PostgresCluster, dbname
     """decimal.handling.mode=double: numeric columns are doubles too (native rows, envelope/native.py). Keys in
     Avro (written from their JSON by the key schema's writer: converters/sink.py `_avro_keys`) or in JSON (the
     value's schema then registered by the value's first record alone)."""
-    pg.execute(TABLE + f"; CREATE PUBLICATION pub_{dbname} FOR ALL TABLES", dbname)
-    for slot in (f"parts_{dbname}", f"general_{dbname}"):
-        pg.execute(f"SELECT pg_create_logical_replication_slot('{slot}', 'pgoutput')", dbname)
-    for statement in WORKLOAD:
-        pg.execute(statement, dbname)
+    two_slots_then(pg, dbname, TABLE, WORKLOAD)
     taken = parts_taken(monkeypatch)
     natives: list[str] = []
 
@@ -212,11 +217,7 @@ def test_native_rows_are_the_datums(pg: PostgresCluster, dbname: str, monkeypatc
     """A table whose every column is plain or a native double or real: its rows go to spavro as the capture holds
     them, with no datum function; a table with bytes columns keeps its datum function. The records are the general
     path's."""
-    pg.execute(NATIVE_TABLE + f"; CREATE PUBLICATION pub_{dbname} FOR ALL TABLES", dbname)
-    for slot in (f"parts_{dbname}", f"general_{dbname}"):
-        pg.execute(f"SELECT pg_create_logical_replication_slot('{slot}', 'pgoutput')", dbname)
-    for statement in NATIVE_WORKLOAD:
-        pg.execute(statement, dbname)
+    two_slots_then(pg, dbname, NATIVE_TABLE, NATIVE_WORKLOAD)
     taken = parts_taken(monkeypatch)
     identity: list[tuple[str, bool]] = []
     original = converting.EventSend.native
