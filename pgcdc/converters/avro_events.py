@@ -86,7 +86,8 @@ class AvroEvents:
 
     def native(self, fields: Collection[str]) -> None:
         """From now on the capture's rows hold `fields` as Avro writes them (floats, bytes: envelope/native.py);
-        with every other column plain, a row is its own datum."""
+        where the others are plain and these are doubles or reals, a row is its own datum (avro_rows.py
+        `rows_are_datums`)."""
         if rows_are_datums(self._after_schema, fields):
             self._fast = None
 

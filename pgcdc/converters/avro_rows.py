@@ -61,6 +61,8 @@ def rows_are_datums(struct: dict[str, Any], native: Collection[str] = ()) -> boo
 def row_datum(struct: dict[str, Any]) -> Callable[[dict[str, Any]], dict[str, Any]] | None:
     """`struct` (a row's Connect schema, JsonConverter's JSON form) -> f(row) -> a new dict, the datum; None when
     every column is one spavro writes as the row holds it (ints, strings, booleans: the row is the datum)."""
+    if rows_are_datums(struct):
+        return None
     scope: dict[str, Any] = {"B": _bytes, "L": _loads, "J": _dumps, "S": str, "F": float, "D": _double, "Y": bytes}
     items, doubles = [], []
     for i, f in enumerate(struct["fields"]):
@@ -82,8 +84,6 @@ def row_datum(struct: dict[str, Any]) -> Callable[[dict[str, Any]], dict[str, An
         else:
             scope[f"g{i}"] = _general(datum_function(f, tuples=False))
             items.append(f"{name!r}: g{i}({read})")
-    if rows_are_datums(struct):
-        return None
     head = f"    d = L(J([{', '.join(doubles)}]))\n" if doubles else ""
     source = "def row(v):\n" + head + "    return {" + ", ".join(items) + "}\n"
     exec(compile(source, "<pgcdc avro row>", "exec"), scope)  # names enter only as repr() literals
