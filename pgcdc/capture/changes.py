@@ -35,6 +35,7 @@ from pgcdc.envelope.source import (
     message_value_schema,
 )
 from pgcdc.envelope.table import TableEvents
+from pgcdc.envelope.native import same_rows
 from pgcdc.capture.failures import OnFailure
 from pgcdc.errors import ConversionError, ValueConversionError
 from pgcdc.protocol import messages as m
@@ -359,8 +360,8 @@ class ChangeCapture(SideRecords):
         after, before = t.update_rows(msg.new, msg.old, msg.old_kind, lsn)
         # skip.messages.without.change: RelationalChangeRecordEmitter compares the old and new value Structs
         # (captured columns, masked and truncated); without the whole old row (no REPLICA IDENTITY FULL) it has
-        # nothing to compare and emits. Compared as the bytes written, as the keys below.
-        if self.skip_unchanged and msg.old_kind == "O" and self._dumps(before) == self._dumps(after):
+        # nothing to compare and emits. Compared as the JSON written (native rows' bytes as their base64 text).
+        if self.skip_unchanged and msg.old_kind == "O" and same_rows(before, after):
             return
         key = t.key(after)
         # The keys are compared as the bytes written, as Debezium compares its key Structs by value: converted
