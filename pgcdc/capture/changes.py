@@ -34,8 +34,8 @@ from pgcdc.envelope.source import (
     message_content,
     message_value_schema,
 )
-from pgcdc.envelope.table import TableEvents
 from pgcdc.envelope.native import same_rows
+from pgcdc.envelope.table import TableEvents
 from pgcdc.capture.failures import OnFailure
 from pgcdc.errors import ConversionError, ValueConversionError
 from pgcdc.protocol import messages as m

@@ -35,7 +35,7 @@ def event_emitter(capture: ChangeCapture, senders: EventSenders) -> Emit:
     emit = capture._emit  # the whole event
     known: dict[TableEvents, Any] = capture._row_senders
     headers = capture.headers
-    source_fields = capture._source_fields
+    source_block = capture._source_block
 
     def emit_event(t: TableEvents, op: str, before: Any, after: Any, key: bytes | None, lsn: int,
                    extra: list[tuple[str, bytes]] | None = None) -> None:
@@ -49,8 +49,7 @@ def event_emitter(capture: ChangeCapture, senders: EventSenders) -> Emit:
                 xid, commit_us = capture.xid, capture.commit_us
                 token = (xid, commit_us, last, capture.xmin)
                 if send.txn != token:  # the source block but its `sequence` and `lsn`, written once per transaction
-                    send.transaction(source_fields(t.schema, t.table, None, xid, commit_us // 1000, None, commit_us,
-                                                   commit_us * 1000), token)
+                    send.transaction(source_block(t.schema, t.table, lsn, xid), token)
                 send(key, headers, op, before, after, sequence_text(last, lsn), lsn, time.time_ns())
                 if fresh:  # this event's rows are JsonConverter's: native ones from the next
                     native(t, send)

@@ -99,8 +99,11 @@ class _Side:
         except PgcdcError:
             raise
         except Exception as exc:  # a value its own schema does not describe: a bug, named in one line
-            raise ConversionError(f"{self.side}.converter: topic {topic}: {self.name} cannot write a record: "
-                                  f"{' '.join(str(exc).split())[:200]}") from None
+            raise self.failed(topic, exc) from None
+
+    def failed(self, topic: str, exc: Exception) -> ConversionError:
+        return ConversionError(f"{self.side}.converter: topic {topic}: {self.name} cannot write a record: "
+                               f"{' '.join(str(exc).split())[:200]}")
 
 
 def make_converters(config: Any, stopping: Callable[[], bool]
@@ -262,6 +265,5 @@ def _avro_keys(side: _Side, topic: str, prefix: bytes, write: Callable[[Any], by
         try:
             return write(loads(memoryview(key)[n:-1]))
         except Exception as exc:  # a value its own schema does not describe: a bug, named in one line
-            raise ConversionError(f"key.converter: topic {topic}: {side.name} cannot write a record: "
-                                  f"{' '.join(str(exc).split())[:200]}") from None
+            raise side.failed(topic, exc) from None
     return convert
