@@ -235,7 +235,7 @@ class Connector:
         undo.stream = stream
         catalog = Catalog(connect(c))
         stack.callback(catalog.close)
-        tables_settings = envelope_settings(c, self.column_rules)
+        tables_settings = envelope_settings(c, self.column_rules, server_version=catalog.server_version)
         tables = table_lookup(c, catalog, tables_settings)
         wants_snapshot, streams = snapshot_decision(c, stored, existing)
         if stored is None and existing is not None:

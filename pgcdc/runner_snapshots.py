@@ -73,7 +73,8 @@ def initial_snapshot(connector: Connector, conn: psycopg.Connection, slot: slots
     """Emit every captured table in one snapshot, then make that durable. None if stopped first."""
     c = connector.config
     connector.health.set("snapshot", "resuming" if resume is not None else "")
-    snapshot_tables = table_lookup(c, catalog, envelope_settings(c, connector.column_rules, snapshot=True))
+    settings = envelope_settings(c, connector.column_rules, server_version=catalog.server_version, snapshot=True)
+    snapshot_tables = table_lookup(c, catalog, settings)
     plan = []
     for schema, table in sorted(slots.captured_tables(conn, c)):
         if not c.snapshots(schema, table):

@@ -15,16 +15,18 @@ from pgcdc.source.catalog import Catalog
 Lookup = Callable[[m.Relation], TableEvents | None]
 
 
-def envelope_settings(config: ConnectorConfig, column_rules: ColumnRules | None, *, snapshot: bool = False
-                      ) -> EnvelopeSettings:
-    """`snapshot`: values as Debezium reads them in a snapshot (through JDBC, which renders a few differently)."""
+def envelope_settings(config: ConnectorConfig, column_rules: ColumnRules | None, *, server_version: int,
+                      snapshot: bool = False) -> EnvelopeSettings:
+    """`server_version`: the captured server's server_version_num (which float texts it prints); `snapshot`:
+    values as Debezium reads them in a snapshot (through JDBC, which renders a few differently)."""
     c = config
     return EnvelopeSettings(
         topic_prefix=c.topic_prefix,
         modes=Modes(decimal=c.decimal_handling_mode, time=c.time_precision_mode,
                     binary=c.binary_handling_mode, interval=c.interval_handling_mode,
                     hstore=c.hstore_handling_mode, money_digits=c.money_fraction_digits,
-                    include_unknown=c.include_unknown_datatypes, snapshot=snapshot),
+                    include_unknown=c.include_unknown_datatypes, snapshot=snapshot,
+                    shortest_floats=server_version >= 120000),
         key_schemas=c.key_converter_schemas_enable, value_schemas=c.value_converter_schemas_enable,
         placeholder=c.unavailable_value_placeholder, message_key_columns=c.message_key_columns,
         propagate_columns=c.column_propagate_source_type, propagate_datatypes=c.datatype_propagate_source_type,
@@ -80,7 +82,8 @@ def catalog_relation(catalog: Catalog, schema: str, table: str) -> m.Relation | 
 def snapshot_lookup(config: ConnectorConfig, catalog: Catalog, column_rules: ColumnRules | None
                     ) -> Callable[[str, str], TableEvents | None]:
     """(schema, table) -> the events of a snapshot of that table (None: gone or not captured)."""
-    lookup = table_lookup(config, catalog, envelope_settings(config, column_rules, snapshot=True))
+    settings = envelope_settings(config, column_rules, server_version=catalog.server_version, snapshot=True)
+    lookup = table_lookup(config, catalog, settings)
 
     def build(schema: str, table: str) -> TableEvents | None:
         rel = catalog_relation(catalog, schema, table)

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pgcdc.pgtypes import numbers, temporal
+from pgcdc.pgtypes import temporal
 from pgcdc.pgtypes.arrays import array_converter
 from pgcdc.pgtypes.converter import ColumnLike, Converter, Fn, in_ms, items_schema, with_special
 
@@ -123,8 +123,6 @@ ARRAYS: dict[str, Callable[[ColumnLike, Converter], Converter | None]] = {
     "_timestamptz": _timestamptz_array,
     "_timetz": _timetz_array,
 }
-# Element conversions that differ inside arrays: a real[] element is a FLOAT32, written by Float.toString.
-ARRAY_ELEMENT: dict[str, Fn] = {"_float4": numbers.java_float, "_float8": numbers.java_double}
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,8 +30,13 @@ def java_double_text(text: str) -> str:
     return double_text(float(text))
 
 
-def _java_number(to_text: Callable[[float, str], str]) -> Callable[[str], Any]:
-    """A converter of PostgreSQL's shortest float4/float8 text (extra_float_digits >= 1) to Java's."""
+def _java_number(to_text: Callable[[float, str | None], str], shortest: bool) -> Callable[[str], Any]:
+    """A converter of PostgreSQL's float4/float8 text to Java's; `shortest`: the texts are PostgreSQL 12+'s
+    shortest ones (extra_float_digits >= 1), not the 9 or 17 digits of older servers."""
+
+    def java(text: str) -> Any:
+        out = to_text(float(text), text if shortest else None)
+        return _SPECIAL.get(out) or orjson.Fragment(out)  # (a text past the type's range reads as infinite)
 
     def convert(text: str) -> Any:
         special = _SPECIAL.get(text)
@@ -45,14 +50,21 @@ def _java_number(to_text: Callable[[float, str], str]) -> Callable[[str], Any]:
                 return orjson.Fragment(text)
             if not dot and ip != "0" and len(ip) <= 7:
                 return orjson.Fragment(text + ".0")
-        return orjson.Fragment(to_text(float(text), text))
+        return java(text)
 
-    return convert
+    def convert_long(text: str) -> Any:
+        special = _SPECIAL.get(text)
+        return special if special is not None else java(text)
+
+    return convert if shortest else convert_long
 
 
 # Negative zero stays -0.0, in columns and arrays alike (measured on 3.6: '-0' real and float8 columns).
-java_double = _java_number(lambda v, _: double_text(v))  # (repr is its shortest text, whatever PostgreSQL's)
-java_float = _java_number(float32_text)
+java_double = _java_number(lambda v, _: double_text(v), True)  # (repr is its shortest text, whatever PostgreSQL's)
+java_float = _java_number(lambda v, text: float32_text(to_float32(v), text), True)  # (past its range: infinite)
+# The texts of PostgreSQL 11 and older (17 and 9 significant digits: '0.10000000000000001').
+java_double_long = _java_number(lambda v, _: double_text(v), False)
+java_float_long = _java_number(lambda v, _: float32_text(to_float32(v)), False)
 
 
 def float32(text: str) -> float:

@@ -14,7 +14,7 @@ from typing import Any
 
 from pgcdc.errors import ConversionError
 from pgcdc.pgtypes import geometric, numbers, special, temporal
-from pgcdc.pgtypes.array_columns import ARRAY_ELEMENT, ARRAYS, ElementColumn
+from pgcdc.pgtypes.array_columns import ARRAYS, ElementColumn
 from pgcdc.pgtypes.arrays import array_converter
 from pgcdc.pgtypes.converter import DROPPED, ColumnLike, Converter, Fn, Modes, in_ms, items_schema
 from pgcdc.pgtypes.converter import with_special as _with_infinity
@@ -30,10 +30,16 @@ def _int(type_: str) -> Callable[[ColumnLike, Modes], Converter]:
 
 def _float(type_: str) -> Callable[[ColumnLike, Modes], Converter]:
     # real is FLOAT32, written by Float.toString; double precision by Double.toString.
-    fn = numbers.java_float if type_ == "float" else numbers.java_double
-    native = (fn, numbers.float32, numbers.float32_to_java) if type_ == "float" else \
-        (fn, float, numbers.python_float_to_java)
-    return lambda c, m: Converter(_s(type_), fn, native=native)
+    single = type_ == "float"
+    built = {}
+    for shortest in (True, False):
+        if single:
+            fn = numbers.java_float if shortest else numbers.java_float_long
+            built[shortest] = Converter(_s(type_), fn, native=(fn, numbers.float32, numbers.float32_to_java))
+        else:
+            fn = numbers.java_double if shortest else numbers.java_double_long
+            built[shortest] = Converter(_s(type_), fn, native=(fn, float, numbers.python_float_to_java))
+    return lambda c, m: built[m.shortest_floats]
 
 
 def _bool(c: ColumnLike, m: Modes) -> Converter:
@@ -332,7 +338,7 @@ def converter_for(column: ColumnLike, modes: Modes) -> Converter:
             return built
         # Debezium declares enum and tsvector array elements required (measured on 3.6); others optional.
         items = items_schema(element.schema, typname not in ("_enum", "_tsvector"))
-        return Converter({"type": "array", "items": items}, array_converter(ARRAY_ELEMENT.get(typname, element.fn)))
+        return Converter({"type": "array", "items": items}, array_converter(element.fn))
     build = SCALARS.get(typname)
     if build is None:
         if typname in _NOT_YET:

@@ -127,6 +127,11 @@ class Catalog:
     def __init__(self, conn: psycopg.Connection) -> None:
         self.conn = conn
 
+    @property
+    def server_version(self) -> int:
+        """server_version_num."""
+        return self.conn.info.server_version
+
     def table(self, oid: int) -> TableInfo | None:
         row = self.conn.execute(_TABLE, (oid,)).fetchone()
         if row is None:
