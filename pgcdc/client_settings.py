@@ -57,9 +57,12 @@ def libpq_params(config: ConnectorConfig, replication: bool = False) -> dict[str
                       ("sslrootcert", "database_sslrootcert"), ("sslpassword", "database_sslpassword")):
         if getattr(config, attr):
             params[key] = getattr(config, attr)
-    # Floats print with every digit they need, as PgJDBC asks for Debezium: the shortest exact text on
-    # PostgreSQL 12+, 9 and 17 significant digits before (the default there, 6 and 15, loses precision).
-    params["options"] = "-c extra_float_digits=3"
+    # Values are read as text, in the layouts the converters read, whatever the database's or role's settings:
+    # ISO dates (as PgJDBC asks for Debezium), PostgreSQL's interval style and hex bytea; floats with every digit
+    # they need (as PgJDBC asks too): the shortest exact text on PostgreSQL 12+, 9 and 18 significant digits
+    # before (the default there, 6 and 15, loses precision).
+    params["options"] = ("-c DateStyle=ISO -c IntervalStyle=postgres -c bytea_output=hex "
+                         "-c extra_float_digits=3")
     if replication:
         params["replication"] = "database"
         # Values are decoded in this session: UTC makes timestamptz text the fast path of its converter.

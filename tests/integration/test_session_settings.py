@@ -1,0 +1,50 @@
+"""Values do not depend on the captured database's output settings. pgcdc reads every value as text: a database
+(or role) whose DateStyle, IntervalStyle, bytea_output or extra_float_digits differs from the defaults printed
+texts the converters do not read. pgcdc's sessions set them, as PgJDBC's do for Debezium; the same rows,
+snapshotted and streamed, give the same events as in a database with the defaults."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pgcdc.local import PostgresCluster
+from pgcdc.sink.memory import MemorySink
+from tests.harness import Running, make_config, payload, wait_records
+
+TABLE = ("CREATE TABLE s (id int PRIMARY KEY, d date, ts timestamp, tz timestamptz, tm time, iv interval, "
+         "by bytea, f8 float8, f4 real, ad date[], ats timestamp[], aiv interval[], aby bytea[])")
+ROWS = ("({id}, '2026-11-27', '0001-01-01 00:00:00.000001', '2026-02-03 04:05:06.789+05:30', '23:59:59.999999', "
+        "'-1 year 2 mons -3 days 04:05:06.5', '\\x00ff5c27', '0.30000000000000004', '0.1', "
+        "'{{2026-01-31,infinity,NULL}}', '{{\"1999-12-31 23:59:59\"}}', '{{\"1 day\",\"-00:00:01\"}}', "
+        "'{{\"\\\\x00\",\"\\\\xff\"}}'), "
+        "({id2}, '4713-01-01 BC', 'infinity', '-infinity', '00:00:00', '0', '\\x', '-1.7976931348623157e308', "
+        "'3.4028235e38', '{{}}', '{{}}', '{{}}', '{{}}')")
+ODD = {"DateStyle": "'SQL, DMY'", "IntervalStyle": "'sql_standard'", "bytea_output": "'escape'",
+       "extra_float_digits": "0", "TimeZone": "'Asia/Kathmandu'"}
+
+
+def _events(pg: PostgresCluster, dbname: str, run: str) -> list[dict[str, Any]]:
+    pg.execute(f"DROP TABLE IF EXISTS s; {TABLE}", dbname)
+    pg.execute(f"INSERT INTO s VALUES {ROWS.format(id=1, id2=2)}", dbname)
+    sink = MemorySink()
+    config = make_config(pg, dbname, **{"snapshot.mode": "initial", "slot.name": f"slot_{run}_{dbname}",
+                                        "publication.name": f"pub_{run}_{dbname}"})
+    with Running(config, sink=sink):
+        wait_records(sink, 2)
+        pg.execute(f"INSERT INTO s VALUES {ROWS.format(id=3, id2=4)}", dbname)
+        pg.execute("UPDATE s SET id = id + 10 WHERE id = 3", dbname)
+        records = wait_records(sink, 7)
+    return [{"key": r["key"], "op": payload(r)["op"] if r["value"] else None,
+             "before": payload(r)["before"] if r["value"] else None,
+             "after": payload(r)["after"] if r["value"] else None,
+             "schema": r["value"]["schema"] if r["value"] else None} for r in records]
+
+
+def test_database_output_settings_do_not_change_events(pg: PostgresCluster, dbname: str) -> None:
+    expected = _events(pg, dbname, "defaults")
+    for name, value in ODD.items():
+        pg.execute(f"ALTER DATABASE {dbname} SET {name} = {value}")
+    assert pg.execute("SHOW DateStyle", dbname) == [("SQL, DMY",)]  # new sessions take them
+    got = _events(pg, dbname, "odd")
+    assert len(got) == len(expected) == 7
+    assert got == expected
