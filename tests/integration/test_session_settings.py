@@ -1,7 +1,8 @@
 """Values do not depend on the captured database's output settings. pgcdc reads every value as text: a database
-(or role) whose DateStyle, IntervalStyle, bytea_output or extra_float_digits differs from the defaults printed
-texts the converters do not read. pgcdc's sessions set them, as PgJDBC's do for Debezium; the same rows,
-snapshotted and streamed, give the same events as in a database with the defaults."""
+(or role) whose DateStyle, IntervalStyle, bytea_output, extra_float_digits or client_encoding differs from the
+defaults printed texts the converters do not read (or bytes that are no UTF-8). pgcdc's sessions set them, as
+PgJDBC's do for Debezium; the same rows, snapshotted and streamed, give the same events as in a database with
+the defaults."""
 
 from __future__ import annotations
 
@@ -12,15 +13,16 @@ from pgcdc.sink.memory import MemorySink
 from tests.harness import Running, make_config, payload, wait_records
 
 TABLE = ("CREATE TABLE s (id int PRIMARY KEY, d date, ts timestamp, tz timestamptz, tm time, iv interval, "
-         "by bytea, f8 float8, f4 real, ad date[], ats timestamp[], aiv interval[], aby bytea[])")
+         "by bytea, f8 float8, f4 real, ad date[], ats timestamp[], aiv interval[], aby bytea[], t text, at text[])")
 ROWS = ("({id}, '2026-11-27', '0001-01-01 00:00:00.000001', '2026-02-03 04:05:06.789+05:30', '23:59:59.999999', "
         "'-1 year 2 mons -3 days 04:05:06.5', '\\x00ff5c27', '0.30000000000000004', '0.1', "
         "'{{2026-01-31,infinity,NULL}}', '{{\"1999-12-31 23:59:59\"}}', '{{\"1 day\",\"-00:00:01\"}}', "
-        "'{{\"\\\\x00\",\"\\\\xff\"}}'), "
+        "'{{\"\\\\x00\",\"\\\\xff\"}}', 'é€', '{{é,€}}'), "
         "({id2}, '4713-01-01 BC', 'infinity', '-infinity', '00:00:00', '0', '\\x', '-1.7976931348623157e308', "
-        "'3.4028235e38', '{{}}', '{{}}', '{{}}', '{{}}')")
+        "'3.4028235e38', '{{}}', '{{}}', '{{}}', '{{}}', '', '{{}}')")
 ODD = {"DateStyle": "'SQL, DMY'", "IntervalStyle": "'sql_standard'", "bytea_output": "'escape'",
-       "extra_float_digits": "0", "TimeZone": "'Asia/Kathmandu'"}
+       "extra_float_digits": "0", "TimeZone": "'Asia/Kathmandu'",
+       "client_encoding": "'LATIN9'"}
 
 
 def _events(pg: PostgresCluster, dbname: str, run: str) -> list[dict[str, Any]]:
