@@ -59,11 +59,11 @@ def libpq_params(config: ConnectorConfig, replication: bool = False) -> dict[str
             params[key] = getattr(config, attr)
     # Values are read as text, in the layouts the converters read, whatever the database's or role's settings:
     # UTF-8 (pgoutput's texts too are in the session's encoding) and ISO dates, as PgJDBC asks for Debezium;
-    # PostgreSQL's interval style and hex bytea; floats with every digit they need (as PgJDBC asks too): the
-    # shortest exact text on PostgreSQL 12+, 9 and 18 significant digits before (the default there, 6 and 15,
-    # loses precision).
+    # PostgreSQL's interval style, hex bytea and C's money layout ('-$1,234.56'); floats with every digit they
+    # need (as PgJDBC asks too): the shortest exact text on PostgreSQL 12+, 9 and 18 significant digits before
+    # (the default there, 6 and 15, loses precision).
     params["client_encoding"] = "UTF8"
-    params["options"] = ("-c DateStyle=ISO -c IntervalStyle=postgres -c bytea_output=hex "
+    params["options"] = ("-c DateStyle=ISO -c IntervalStyle=postgres -c bytea_output=hex -c lc_monetary=C "
                          "-c extra_float_digits=3")
     if replication:
         params["replication"] = "database"

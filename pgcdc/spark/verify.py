@@ -211,7 +211,8 @@ def verify(dsn: str, table: str, target: str | Path, fmt: str = "parquet") -> Re
         conn.execute("SET IntervalStyle = iso_8601")
         conn.execute("SET TimeZone = 'UTC'")  # as pgcdc reads: tstzrange text is in the session's zone
         conn.execute("SET extra_float_digits = 3")  # every digit of a float, on PostgreSQL 11 too
-        conn.execute("SET DateStyle = ISO")  # the layout of the text the loaders read, whatever the database's
+        conn.execute("SET DateStyle = ISO")  # the layouts of the texts the loaders read, whatever the database's
+        conn.execute("SET lc_monetary = 'C'")
         _tolerant_loaders(conn)
         cols, keys = _columns(conn, table)
         if not keys:
