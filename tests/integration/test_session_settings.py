@@ -14,13 +14,14 @@ from tests.harness import Running, make_config, payload, wait_records
 
 TABLE = ("CREATE TABLE s (id int PRIMARY KEY, d date, ts timestamp, tz timestamptz, tm time, iv interval, "
          "by bytea, f8 float8, f4 real, ad date[], ats timestamp[], aiv interval[], aby bytea[], t text, at text[], "
-         "m money)")
-ROWS = ("({id}, '2026-11-27', '0001-01-01 00:00:00.000001', '2026-02-03 04:05:06.789+05:30', '23:59:59.999999', "
+         "m money, atz timestamptz[])")
+ROWS = ("({id}, '2026-11-27', '0001-01-01 00:00:00.000001', '1800-02-03 04:05:06.789+00', '23:59:59.999999', "
         "'-1 year 2 mons -3 days 04:05:06.5', '\\x00ff5c27', '0.30000000000000004', '0.1', "
         "'{{2026-01-31,infinity,NULL}}', '{{\"1999-12-31 23:59:59\"}}', '{{\"1 day\",\"-00:00:01\"}}', "
-        "'{{\"\\\\x00\",\"\\\\xff\"}}', 'é€', '{{é,€}}', -1234567.89::numeric), "
+        "'{{\"\\\\x00\",\"\\\\xff\"}}', 'é€', '{{é,€}}', -1234567.89::numeric, "
+        "'{{\"2026-02-03 04:05:06.789+05:30\",\"0001-01-01 00:00:00+00\",NULL}}'), "
         "({id2}, '4713-01-01 BC', 'infinity', '-infinity', '00:00:00', '0', '\\x', '-1.7976931348623157e308', "
-        "'3.4028235e38', '{{}}', '{{}}', '{{}}', '{{}}', '', '{{}}', 0::numeric)")
+        "'3.4028235e38', '{{}}', '{{}}', '{{}}', '{{}}', '', '{{}}', 0::numeric, '{{}}')")
 ODD = {"DateStyle": "'SQL, DMY'", "IntervalStyle": "'sql_standard'", "bytea_output": "'escape'",
        "extra_float_digits": "0", "TimeZone": "'Asia/Kathmandu'",
        "client_encoding": "'LATIN9'"}
