@@ -12,31 +12,32 @@ from pgcdc.local import PostgresCluster
 from pgcdc.sink.memory import MemorySink
 from tests.harness import Running, make_config, payload, wait_records
 
-TABLE = ("CREATE TABLE s (id int PRIMARY KEY, d date, ts timestamp, tz timestamptz, tm time, iv interval, "
+TABLE = ("CREATE TABLE public.s (id int PRIMARY KEY, d date, ts timestamp, tz timestamptz, tm time, iv interval, "
          "by bytea, f8 float8, f4 real, ad date[], ats timestamp[], aiv interval[], aby bytea[], t text, at text[], "
-         "m money, atz timestamptz[])")
+         "m money, atz timestamptz[], h public.hstore, e public.mood, ci public.citext)")
 ROWS = ("({id}, '2026-11-27', '0001-01-01 00:00:00.000001', '1800-02-03 04:05:06.789+00', '23:59:59.999999', "
         "'-1 year 2 mons -3 days 04:05:06.5', '\\x00ff5c27', '0.30000000000000004', '0.1', "
         "'{{2026-01-31,infinity,NULL}}', '{{\"1999-12-31 23:59:59\"}}', '{{\"1 day\",\"-00:00:01\"}}', "
         "'{{\"\\\\x00\",\"\\\\xff\"}}', 'é€', '{{é,€}}', -1234567.89::numeric, "
-        "'{{\"2026-02-03 04:05:06.789+05:30\",\"0001-01-01 00:00:00+00\",NULL}}'), "
+        "'{{\"2026-02-03 04:05:06.789+05:30\",\"0001-01-01 00:00:00+00\",NULL}}', 'a=>1', 'ok', 'X'), "
         "({id2}, '4713-01-01 BC', 'infinity', '-infinity', '00:00:00', '0', '\\x', '-1.7976931348623157e308', "
-        "'3.4028235e38', '{{}}', '{{}}', '{{}}', '{{}}', '', '{{}}', 0::numeric, '{{}}')")
+        "'3.4028235e38', '{{}}', '{{}}', '{{}}', '{{}}', '', '{{}}', 0::numeric, '{{}}', '', 'sad', '')")
 ODD = {"DateStyle": "'SQL, DMY'", "IntervalStyle": "'sql_standard'", "bytea_output": "'escape'",
-       "extra_float_digits": "0", "TimeZone": "'Asia/Kathmandu'",
+       "extra_float_digits": "0", "TimeZone": "'Asia/Kathmandu'", "search_path": "''",
        "client_encoding": "'LATIN9'"}
 
 
 def _events(pg: PostgresCluster, dbname: str, run: str) -> list[dict[str, Any]]:
-    pg.execute(f"DROP TABLE IF EXISTS s; {TABLE}", dbname)
-    pg.execute(f"INSERT INTO s VALUES {ROWS.format(id=1, id2=2)}", dbname)
+    pg.execute(f"DROP TABLE IF EXISTS public.s; {TABLE}", dbname)
+    pg.execute(f"INSERT INTO public.s VALUES {ROWS.format(id=1, id2=2)}", dbname)
     sink = MemorySink()
     config = make_config(pg, dbname, **{"snapshot.mode": "initial", "slot.name": f"slot_{run}_{dbname}",
-                                        "publication.name": f"pub_{run}_{dbname}"})
+                                        "publication.name": f"pub_{run}_{dbname}",
+                                        "datatype.propagate.source.type": ".+"})
     with Running(config, sink=sink):
         wait_records(sink, 2)
-        pg.execute(f"INSERT INTO s VALUES {ROWS.format(id=3, id2=4)}", dbname)
-        pg.execute("UPDATE s SET id = id + 10 WHERE id = 3", dbname)
+        pg.execute(f"INSERT INTO public.s VALUES {ROWS.format(id=3, id2=4)}", dbname)
+        pg.execute("UPDATE public.s SET id = id + 10 WHERE id = 3", dbname)
         records = wait_records(sink, 7)
     return [{"key": r["key"], "op": payload(r)["op"] if r["value"] else None,
              "before": payload(r)["before"] if r["value"] else None,
@@ -54,6 +55,7 @@ def _monetary_locale(pg: PostgresCluster) -> str:
 
 
 def test_database_output_settings_do_not_change_events(pg: PostgresCluster, dbname: str) -> None:
+    pg.execute("CREATE EXTENSION hstore; CREATE EXTENSION citext; CREATE TYPE mood AS ENUM ('sad', 'ok')", dbname)
     expected = _events(pg, dbname, "defaults")
     for name, value in {**ODD, "lc_monetary": f"'{_monetary_locale(pg)}'"}.items():
         pg.execute(f"ALTER DATABASE {dbname} SET {name} = {value}")
