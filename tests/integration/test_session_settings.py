@@ -24,7 +24,8 @@ ROWS = ("({id}, '2026-11-27', '0001-01-01 00:00:00.000001', '1800-02-03 04:05:06
         "ARRAY[decode('00', 'hex'), decode('ff', 'hex')], 'é€', '{{é,€}}', -1234567.89::numeric, "
         "'{{\"2026-02-03 04:05:06.789+05:30\",\"0001-01-01 00:00:00+00\",NULL}}', 'a=>1', 'ok', 'X'), "
         "({id2}, '4713-01-01 BC', 'infinity', '-infinity', '00:00:00', '0', decode('', 'hex'), "
-        "'-1.7976931348623157e308', '3.4028235e38', '{{}}', '{{}}', '{{}}', '{{}}', '', '{{}}', 0::numeric, '{{}}', '', 'sad', '')")
+        "'-1.7976931348623157e308', '3.4028235e38', '{{}}', '{{}}', '{{}}', '{{}}', '', '{{}}', 0::numeric, '{{}}', "
+        "'', 'sad', '')")
 ODD = {"DateStyle": "'SQL, DMY'", "IntervalStyle": "'sql_standard'", "bytea_output": "'escape'",
        "extra_float_digits": "0", "TimeZone": "'Asia/Kathmandu'", "search_path": "''",
        "standard_conforming_strings": "off", "default_transaction_isolation": "'serializable'",
