@@ -36,7 +36,7 @@ class Modes:
     money_digits: int = 2  # money.fraction.digits
     include_unknown: bool = False  # include.unknown.datatypes
     snapshot: bool = False  # Debezium reads snapshots through JDBC, which renders a few values differently
-    # PostgreSQL 12+ prints real and double precision as their shortest text; older servers print 9 and 17
+    # PostgreSQL 12+ prints real and double precision as their shortest text; older servers print 9 and 18
     # significant digits (extra_float_digits=3, as PgJDBC sets it), so their texts are never taken as Java's.
     shortest_floats: bool = True
 

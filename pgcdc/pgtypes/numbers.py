@@ -32,7 +32,7 @@ def java_double_text(text: str) -> str:
 
 def _java_number(to_text: Callable[[float, str | None], str], shortest: bool) -> Callable[[str], Any]:
     """A converter of PostgreSQL's float4/float8 text to Java's; `shortest`: the texts are PostgreSQL 12+'s
-    shortest ones (extra_float_digits >= 1), not the 9 or 17 digits of older servers."""
+    shortest ones (extra_float_digits >= 1), not the 9 or 18 digits of older servers."""
 
     def java(text: str) -> Any:
         out = to_text(float(text), text if shortest else None)
@@ -62,7 +62,7 @@ def _java_number(to_text: Callable[[float, str | None], str], shortest: bool) ->
 # Negative zero stays -0.0, in columns and arrays alike (measured on 3.6: '-0' real and float8 columns).
 java_double = _java_number(lambda v, _: double_text(v), True)  # (repr is its shortest text, whatever PostgreSQL's)
 java_float = _java_number(lambda v, text: float32_text(to_float32(v), text), True)  # (past its range: infinite)
-# The texts of PostgreSQL 11 and older (17 and 9 significant digits: '0.10000000000000001').
+# The texts of PostgreSQL 11 and older (18 and 9 significant digits: '0.100000000000000006').
 java_double_long = _java_number(lambda v, _: double_text(v), False)
 java_float_long = _java_number(lambda v, _: float32_text(to_float32(v)), False)
 
