@@ -49,12 +49,11 @@ _PLAIN = {"int8", "int16", "int32", "int64", "boolean", "string"}
 
 
 def rows_are_datums(struct: dict[str, Any], native: Collection[str] = ()) -> bool:
-    """Whether spavro writes a row of `struct` as the capture holds it: every column plain, or a double or a
-    float in `native` (columns whose values the row holds as Avro writes them: envelope/native.py). Not a bytes
-    column, native or not: its placeholder for an unchanged TOAST value, or a default in a key-only old row, is
-    base64 text there, which spavro would write as its UTF-8 bytes instead of failing; a double column's text
-    fails in spavro, and the event is written the general way."""
-    return all(f["type"] in _PLAIN or (f["type"] in ("float", "double") and f["field"] in native)
+    """Whether spavro writes a row of `struct` as the capture holds it: every column plain, or a double, a float
+    or bytes in `native` (columns whose every value, fills included, the row holds as Avro writes them:
+    envelope/native.py). A bytes column's value in JsonConverter's form, base64 text, must never get here:
+    spavro writes a str given for bytes as its UTF-8 bytes instead of failing."""
+    return all(f["type"] in _PLAIN or (f["type"] in ("float", "double", "bytes") and f["field"] in native)
                for f in struct["fields"])
 
 

@@ -203,8 +203,8 @@ NATIVE_WORKLOAD = [
     "DELETE FROM w WHERE id IN (2, 4)",
     # Bytes columns (numeric(p,s) and bytea are bytes in native rows; spavro writes text given for a nullable one
     # as its UTF-8 bytes): values that are not empty; a TOASTed bytea unchanged by an update (its placeholder,
-    # base64 text in the row); a delete's old row with the key alone, its NOT NULL bytea filled with the column's
-    # default.
+    # base64 text in JsonConverter's row, bytes in the native one); a delete's old row with the key alone, its NOT
+    # NULL bytea filled with the type's fallback (Debezium reads no bytea default).
     "INSERT INTO x VALUES (1, NULL, -999999999.999, '\\xff00'), (2, 'NaN', NULL, decode(repeat('ab', 5000), 'hex'))",
     "UPDATE x SET f8 = 2.5 WHERE id = 2",
     "DELETE FROM x WHERE id = 1",
@@ -214,9 +214,9 @@ NATIVE_WORKLOAD = [
 
 
 def test_native_rows_are_the_datums(pg: PostgresCluster, dbname: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A table whose every column is plain or a native double or real: its rows go to spavro as the capture holds
-    them, with no datum function; a table with bytes columns keeps its datum function. The records are the general
-    path's."""
+    """A table whose every column is plain or native (a double or real as a float, numeric(p,s) and bytea as
+    bytes): its rows go to spavro as the capture holds them, with no datum function, their fills (a TOASTed value's
+    placeholder, a key-only old row's defaults) native too. The records are the general path's."""
     two_slots_then(pg, dbname, NATIVE_TABLE, NATIVE_WORKLOAD)
     taken = parts_taken(monkeypatch)
     identity: list[tuple[str, bool]] = []
@@ -230,7 +230,7 @@ def test_native_rows_are_the_datums(pg: PostgresCluster, dbname: str, monkeypatc
     changes = 5 + 2 + 2 + 2 + 1 + 1 + 1 + 1  # w: inserts, updates, deletes; x: the same; y: an insert, a delete
     expected = changes + 2 + 1 + 1  # and the deletes' tombstones
     parts, parts_conv = capture(pg, dbname, f"parts_{dbname}", changes)
-    assert identity == [("w", True), ("x", False), ("y", False)]
+    assert identity == [("w", True), ("x", True), ("y", True)]
     assert len(taken) == changes
     monkeypatch.setattr(converting.ConvertingSink, "event_sender", lambda self, topic, head: None)
     general, general_conv = capture(pg, dbname, f"general_{dbname}", changes)

@@ -17,6 +17,7 @@ import pytest
 from pgcdc.envelope.native import json_rows, native_events
 from pgcdc.envelope.table import ColumnSpec, EnvelopeSettings, TableEvents
 from pgcdc.pgtypes import Modes
+from pgcdc.protocol import UNCHANGED_TOAST
 
 # PostgreSQL's output texts (extra_float_digits=1): specials, zeros, the extremes, subnormals, both layouts
 FLOAT8 = ["NaN", "Infinity", "-Infinity", "0", "-0", "1.7976931348623157e+308", "-2.2250738585072014e-308",
@@ -79,6 +80,40 @@ def test_native_values_are_the_json_forms_values_and_come_back_to_it(decimal: st
             else:  # the same bits (a real: the same float32, and a float32 itself; -0.0 is not 0.0)
                 assert bits(v, kind == "float") == bits(expected, kind == "float"), (field, values)
                 assert kind != "float" or struct.unpack("<f", bits(v, True))[0] == v
+
+
+@pytest.mark.parametrize("decimal", ["double", "precise"])
+def test_fills_are_native_and_come_back_to_the_json_form(decimal: str) -> None:
+    """A null (NOT NULL columns: the type's fallback), an absent column of a key-only old row (the default) and
+    an unchanged TOASTed value (the placeholder) are native values too, and json_rows gives the JsonConverter
+    form's back: every value of a native bytes column is bytes, so a row is its own Avro datum."""
+    columns = [ColumnSpec("id", "int4", "int4", -1, True),
+               ColumnSpec("d", "float8", "float8", -1, True, "'NaN'::double precision"),
+               ColumnSpec("r", "float4", "float4", -1, True, "0.1"), ColumnSpec("r2", "float4", "float4", -1, True),
+               ColumnSpec("p", "numeric", "numeric", (12 << 16 | 2) + 4, False, "1.5"),
+               ColumnSpec("p2", "numeric", "numeric", (12 << 16 | 2) + 4, True),
+               ColumnSpec("b", "bytea", "bytea", -1, True), ColumnSpec("b2", "bytea", "bytea", -1, False)]
+    modes = Modes(time="adaptive", interval="numeric", decimal=decimal, snapshot=False)
+    t = TableEvents("public", "t", columns, ("id",), EnvelopeSettings("dbserver1", modes))
+    n = native_events(t)
+    assert n is not None
+    kinds = {f: c.schema["type"] for f, c in zip(t.fields, t.converters) if f in dict(n.back)}
+    # (a NOT NULL numeric in precise mode keeps its converter: NaN there stops, as Debezium does)
+    assert set(kinds) == {"d", "r", "r2", "p", "b", "b2"} | ({"p2"} if decimal == "double" else set())
+    toast = [UNCHANGED_TOAST] * len(columns)
+    for values, key_only in [(["1"] + [None] * 7, True), (["1"] + [None] * 7, False),
+                             (["1", "1.5", "0.5", "2", "3.25", "4.00", UNCHANGED_TOAST, UNCHANGED_TOAST], False),
+                             (["1", *toast[1:]], False)]:
+        whole, native = t.row(values, 0, key_only), n.row(values, 0, key_only)
+        assert orjson.dumps(json_rows(n, native)[0]) == orjson.dumps(whole), (values, key_only)
+        for field, kind in kinds.items():
+            v = native[field]
+            if kind == "bytes":
+                assert v is None or type(v) is bytes, (field, v)
+            elif values[t.fields.index(field)] is not UNCHANGED_TOAST:  # (a double is never TOASTed)
+                assert v is None or type(v) is float, (field, v)
+    assert math.isnan(n.row(["1"] + [None] * 7, 0, True)["d"])  # the default 'NaN'
+    assert n.row(["1"] + [None] * 7, 0, True)["b"] == b""  # a NOT NULL bytea's fallback
 
 
 def test_json_rows_keeps_nulls_placeholders_and_fragments() -> None:
