@@ -286,7 +286,10 @@ class Connector:
         if resume:
             log.info("resuming from stored offset lsn=%s lsn_commit=%s", format_lsn(resume.lsn),
                      format_lsn(resume.lsn_commit))
-        options = {"proto_version": str(max_proto_version(version)), "publication_names": c.publication_name}
+        # pgoutput reads publication_names as a list of SQL identifiers: quoted, the publication created by its
+        # exact name (capitals, spaces, commas) is the one it finds.
+        publication = '"' + c.publication_name.replace('"', '""') + '"'
+        options = {"proto_version": str(max_proto_version(version)), "publication_names": publication}
         if version >= 140000:
             options["messages"] = "true"
             if c.pgcdc_streaming == "on":  # big transactions arrive in blocks before they commit

@@ -138,7 +138,9 @@ class PostgresCluster:
             "dbname": dbname,
             **extra,
         }
-        return " ".join(f"{k}={v}" for k, v in parts.items())
+        from psycopg.conninfo import make_conninfo  # (quotes a value with spaces or quotes)
+
+        return make_conninfo(**{k: str(v) for k, v in parts.items()})
 
     def connection_properties(self, dbname: str = "postgres") -> dict[str, str]:
         """Debezium's database.* properties for this cluster."""

@@ -38,7 +38,7 @@ class ReplicationStream:
         self._last_status = 0.0
 
     def start(self, slot: str, start_lsn: int, options: dict[str, str]) -> None:
-        opts = ", ".join(f"{k} '{v}'" for k, v in options.items())
+        opts = ", ".join(f"{k} '{v.replace(chr(39), chr(39) * 2)}'" for k, v in options.items())
         query = f"START_REPLICATION SLOT {slot} LOGICAL {format_lsn(start_lsn)} ({opts})"
         self.flushed_lsn = start_lsn
         self.pgconn.send_query(query.encode())

@@ -1,0 +1,46 @@
+"""Names PostgreSQL allows once quoted: a database, schema, table and columns with capitals, spaces, dots,
+quotes and non-ASCII letters, and a publication named with capitals, a comma and quotes. pgcdc creates its
+publication for such a table, streams from it by its exact name (pgoutput reads publication_names as a list of
+identifiers: the unquoted name was refused, or folded to lower case), snapshots and streams the table (a
+primary-key change included) with the names as they are in the events, the topic name made of Kafka's legal
+characters as Debezium's default topic naming makes it ('_' for the others)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pgcdc.local import PostgresCluster
+from pgcdc.sink.memory import MemorySink
+from tests.harness import Running, make_config, payload, wait_records
+
+DB = 'Odd DB-é "1"'
+TABLE = '"Sch.ema"."Ta""ble é"'
+
+
+def test_odd_names_snapshot_and_stream(pg: PostgresCluster) -> None:
+    quoted_db = '"' + DB.replace('"', '""') + '"'
+    pg.execute(f"CREATE DATABASE {quoted_db}")
+    try:
+        pg.execute(f'CREATE SCHEMA "Sch.ema"; CREATE TABLE {TABLE} ("Id ""k""" int PRIMARY KEY, "Col 1" text, '
+                   f'"a.b" int, "ÜNI" text); INSERT INTO {TABLE} VALUES (1, \'x\', 2, \'ü\')', DB)
+        sink = MemorySink()
+        config = make_config(pg, DB, **{"snapshot.mode": "initial", "slot.name": "slot_odd",
+                                         "publication.name": "Pub, \"Odd\" 'q'"})
+        with Running(config, sink=sink):
+            wait_records(sink, 1)
+            pg.execute(f"INSERT INTO {TABLE} VALUES (2, 'y', NULL, NULL); "
+                       f"UPDATE {TABLE} SET \"Id \"\"k\"\"\" = 3 WHERE \"Id \"\"k\"\"\" = 2", DB)
+            records = wait_records(sink, 5)
+        ops: list[Any] = [payload(r)["op"] if r["value"] else None for r in records]
+        assert ops == ["r", "c", "d", None, "c"]
+        assert {r["topic"] for r in records} == {"test.Sch.ema.Ta_ble__"}
+        first = payload(records[0])
+        assert first["after"] == {'Id "k"': 1, "Col 1": "x", "a.b": 2, "ÜNI": "ü"}
+        assert (first["source"]["db"], first["source"]["schema"], first["source"]["table"]) == (
+            DB, "Sch.ema", 'Ta"ble é')
+        assert payload(records[4])["after"] == {'Id "k"': 3, "Col 1": "y", "a.b": None, "ÜNI": None}
+        assert records[4]["key"]["payload"] == {'Id "k"': 3}
+    finally:
+        pg.execute("SELECT pg_drop_replication_slot('slot_odd') FROM pg_replication_slots "
+                   "WHERE slot_name = 'slot_odd'")
+        pg.execute(f"DROP DATABASE {quoted_db}")
