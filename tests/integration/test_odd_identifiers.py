@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from pgcdc.local import PostgresCluster
 from pgcdc.sink.memory import MemorySink
 from tests.harness import Running, make_config, payload, wait_records
@@ -17,29 +19,32 @@ DB = 'Odd DB-é "1"'
 TABLE = '"Sch.ema"."Ta""ble é"'
 
 
-def test_odd_names_snapshot_and_stream(pg: PostgresCluster) -> None:
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_odd_names_snapshot_and_stream(pg: PostgresCluster, threads: str) -> None:
     quoted_db = '"' + DB.replace('"', '""') + '"'
     pg.execute(f"CREATE DATABASE {quoted_db}")
     try:
         pg.execute(f'CREATE SCHEMA "Sch.ema"; CREATE TABLE {TABLE} ("Id ""k""" int PRIMARY KEY, "Col 1" text, '
-                   f'"a.b" int, "ÜNI" text); INSERT INTO {TABLE} VALUES (1, \'x\', 2, \'ü\')', DB)
+                   f'"a.b" int, "ÜNI" text); INSERT INTO {TABLE} VALUES (1, \'x\', 2, \'ü\'), (0, \'\', 0, \'\')', DB)
         sink = MemorySink()
         config = make_config(pg, DB, **{"snapshot.mode": "initial", "slot.name": "slot_odd",
+                                         "snapshot.max.threads": threads, "snapshot.fetch.size": "1",
                                          "publication.name": "Pub, \"Odd\" 'q'"})
         with Running(config, sink=sink):
-            wait_records(sink, 1)
+            wait_records(sink, 2)
             pg.execute(f"INSERT INTO {TABLE} VALUES (2, 'y', NULL, NULL); "
                        f"UPDATE {TABLE} SET \"Id \"\"k\"\"\" = 3 WHERE \"Id \"\"k\"\"\" = 2", DB)
-            records = wait_records(sink, 5)
+            records = wait_records(sink, 6)
         ops: list[Any] = [payload(r)["op"] if r["value"] else None for r in records]
-        assert ops == ["r", "c", "d", None, "c"]
+        assert ops == ["r", "r", "c", "d", None, "c"]
         assert {r["topic"] for r in records} == {"test.Sch.ema.Ta_ble__"}
-        first = payload(records[0])
+        first = payload(records[1])  # (in key order)
         assert first["after"] == {'Id "k"': 1, "Col 1": "x", "a.b": 2, "ÜNI": "ü"}
         assert (first["source"]["db"], first["source"]["schema"], first["source"]["table"]) == (
             DB, "Sch.ema", 'Ta"ble é')
-        assert payload(records[4])["after"] == {'Id "k"': 3, "Col 1": "y", "a.b": None, "ÜNI": None}
-        assert records[4]["key"]["payload"] == {'Id "k"': 3}
+        assert payload(records[0])["after"] == {'Id "k"': 0, "Col 1": "", "a.b": 0, "ÜNI": ""}
+        assert payload(records[5])["after"] == {'Id "k"': 3, "Col 1": "y", "a.b": None, "ÜNI": None}
+        assert records[5]["key"]["payload"] == {'Id "k"': 3}
     finally:
         pg.execute("SELECT pg_drop_replication_slot('slot_odd') FROM pg_replication_slots "
                    "WHERE slot_name = 'slot_odd'")
