@@ -34,15 +34,14 @@ class _SignalSnapshot(Snapshot):
         return plans
 
 
-def run_blocking_snapshot(tables: list[tuple[str, str | None]], *, connect: Callable[[], psycopg.Connection],
+def run_blocking_snapshot(tables: list[tuple[str, str, str | None]], *, connect: Callable[[], psycopg.Connection],
                           build: Callable[[str, str], TableEvents | None], sink: Sink, topic_prefix: str,
                           database: str, headers: list[tuple[str, bytes]], at: tuple[int, int],
                           chunk_rows: int, xmin: int | None = None, row_count_order: str | None = None,
                           on_failure: OnFailure | None = None) -> None:
-    """Read `tables` ((schema.table, the signal's filter or None) pairs) for the signal at `at` (LSN, xid)."""
+    """Read `tables` ((schema, table, the signal's filter or None)) for the signal at `at` (LSN, xid)."""
     plans = []
-    for name, condition in tables:
-        schema, _, table = name.partition(".")
+    for schema, table, condition in tables:
         events = build(schema, table)
         if events is None:
             continue

@@ -37,7 +37,8 @@ from pgcdc.capture.blocking import run_blocking_snapshot
 from pgcdc.capture.incremental_chunks import (ChunkTable, chunk_row, chunk_snapshot, chunk_table, emit_chunk, max_key,
                                               select_chunk)
 from pgcdc.capture.position import IncrementalProgress
-from pgcdc.capture.signals import Collection, java_instant, parse_signal_data, snapshot_request, stopped, table_signal
+from pgcdc.capture.signals import (Collection, java_instant, parse_signal_data, snapshot_request, stopped, table_of,
+                                   table_signal)
 from pgcdc.errors import ValueConversionError
 from pgcdc.envelope.table import TableEvents
 from pgcdc.protocol import messages as m
@@ -207,7 +208,9 @@ class IncrementalSnapshot:
     def after_signal(self) -> None:
         """Once the signal row's own record is emitted: read the next chunk if a window just closed."""
         if self._blocking:
-            tables, self._blocking = self._blocking, []
+            names, self._blocking = self._blocking, []
+            captured = self.captured()
+            tables = [(*table_of(name, captured), condition) for name, condition in names]
             run_blocking_snapshot(tables, connect=self._connect, build=self.build, sink=self.sink,
                                   topic_prefix=self.prefix, database=self.db, headers=self.headers, at=self._at,
                                   chunk_rows=max(self.chunk_size, 10_000), xmin=self.stream_xmin(),
@@ -395,7 +398,7 @@ class IncrementalSnapshot:
 
     def _table(self, conn: psycopg.Connection) -> ChunkTable | None:
         name, condition, surrogate = self.collections[0]
-        schema, _, table = name.partition(".")
+        schema, table = table_of(name, self.captured())
         if self.current is not None and self.current_name == (schema, table):
             return self.current
         events = self.build(schema, table)

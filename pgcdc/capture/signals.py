@@ -16,7 +16,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,6 +60,16 @@ def _text(values: tuple[Any, ...], i: int) -> str | None:
     if isinstance(v, bytes):
         return v.decode()
     return v if isinstance(v, str) else None
+
+
+def table_of(name: str, captured: Iterable[tuple[str, str]]) -> tuple[str, str]:
+    """(schema, table) of a signal's or an offset's `schema.table` name: the captured table so named (a schema
+    or table name may hold dots), else the name split at its first dot."""
+    for schema, table in captured:
+        if f"{schema}.{table}" == name:
+            return schema, table
+    schema, _, table = name.partition(".")
+    return schema, table
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,13 +7,14 @@ characters as Debezium's default topic naming makes it ('_' for the others)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from pgcdc.local import PostgresCluster
 from pgcdc.sink.memory import MemorySink
-from tests.harness import Running, make_config, payload, wait_records
+from tests.harness import Running, make_config, payload, wait_for, wait_records
 
 DB = 'Odd DB-é "1"'
 TABLE = '"Sch.ema"."Ta""ble é"'
@@ -49,3 +50,23 @@ def test_odd_names_snapshot_and_stream(pg: PostgresCluster, threads: str) -> Non
         pg.execute("SELECT pg_drop_replication_slot('slot_odd') FROM pg_replication_slots "
                    "WHERE slot_name = 'slot_odd'")
         pg.execute(f"DROP DATABASE {quoted_db}")
+
+
+def test_odd_names_incremental_snapshot(pg: PostgresCluster, dbname: str) -> None:
+    """An incremental snapshot of such a table, asked for by a signal whose data collection is a regex of its
+    `schema.table` name, as Debezium matches them."""
+    pg.execute(f'CREATE SCHEMA "Sch.ema"; CREATE TABLE {TABLE} ("Id ""k""" int PRIMARY KEY, "Col 1" text); '
+               f"INSERT INTO {TABLE} SELECT g, g::text FROM generate_series(1, 5) g; "
+               "CREATE TABLE dbz_signal (id varchar(42) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048))",
+               dbname)
+    sink = MemorySink()
+    config = make_config(pg, dbname, **{"signal.data.collection": "public.dbz_signal",
+                                        "incremental.snapshot.chunk.size": "2"})
+    with Running(config, sink=sink):
+        data = json.dumps({"data-collections": ['Sch\\.ema\\.Ta"ble é'], "type": "incremental"})
+        pg.execute(f"INSERT INTO dbz_signal VALUES ('s1', 'execute-snapshot', '{data}')", dbname)
+        wait_for(lambda: sum(r["topic"] == "test.Sch.ema.Ta_ble__" for r in sink.records) >= 5, 60,
+                 "the table's five rows", lambda: [r["topic"] for r in sink.records])
+    rows = [payload(r)["after"] for r in sink.records if r["topic"] == "test.Sch.ema.Ta_ble__"]
+    assert sorted(rows, key=lambda r: r['Id "k"']) == [{'Id "k"': i, "Col 1": str(i)} for i in range(1, 6)]
+    assert {payload(r)["op"] for r in sink.records if r["topic"] == "test.Sch.ema.Ta_ble__"} == {"r"}
