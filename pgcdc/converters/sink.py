@@ -34,6 +34,11 @@ def split_json(data: bytes) -> tuple[bytes, bytes]:
     return data[10:i], data[i + 11:-1]
 
 
+# A column, table or schema name Avro refuses (Avro's own message, as Confluent's converter fails): what fixes it.
+_NAMES_HINT = (" (field.name.adjustment.mode=avro and schema.name.adjustment.mode=avro, or the converter's "
+               "scrub.invalid.names=true, make names Avro's)")
+
+
 class _Side:
     __slots__ = ("converter", "current", "headers", "last", "last_prepared", "name", "prepared", "raw", "side",
                  "text")
@@ -69,8 +74,9 @@ class _Side:
             except PgcdcError:
                 raise
             except Exception as exc:
+                hint = _NAMES_HINT if str(exc).startswith(("Illegal character", "Illegal initial character")) else ""
                 raise ConversionError(f"{self.side}.converter: topic {topic}: no {self.name} form of its "
-                                      f"schema: {exc}") from None
+                                      f"schema: {exc}{hint}") from None
             self.prepared[schema] = prepared
         return prepared
 

@@ -215,7 +215,9 @@ def test_a_name_avro_refuses_stops_pgcdc_as_it_stops_confluents_converter(pg: Po
     assert isinstance(running.error, ConversionError)
     message = str(running.error)
     assert message == ("value.converter: topic dbserver1.public.uni: no AvroConverter form of its schema: "
-                       "Illegal character in: c🎉"), message
+                       "Illegal character in: c🎉 (field.name.adjustment.mode=avro and "
+                       "schema.name.adjustment.mode=avro, or the converter's scrub.invalid.names=true, make names "
+                       "Avro's)"), message
     assert "\n" not in message
 
 
