@@ -231,3 +231,15 @@ def test_stop_at_lsn_ends_with_the_transaction_holding_it(pg: PostgresCluster, d
     sink = MemorySink()
     Connector(config, sink=sink, stop_at_lsn=parse_lsn(row[0])).run()
     assert sorted(payload(r)["after"]["id"] for r in sink.records) == list(range(1, 21))
+
+
+def test_table_without_columns(pg: PostgresCluster, dbname: str) -> None:
+    """Its rows, snapshotted and streamed, are empty structs (Debezium's snapshot stops on such a table)."""
+    run_sql(pg, dbname, "CREATE TABLE nocols (); INSERT INTO nocols DEFAULT VALUES")
+    sink = MemorySink()
+    with Running(make_config(pg, dbname, **{"snapshot.mode": "initial"}), sink=sink):
+        wait_records(sink, 1)
+        run_sql(pg, dbname, "INSERT INTO nocols DEFAULT VALUES")
+        records = wait_records(sink, 2)
+    assert [(payload(r)["op"], payload(r)["after"], r["key"]) for r in records] == [("r", {}, None), ("c", {}, None)]
+    assert records[1]["value"]["schema"]["fields"][1]["fields"] == []
