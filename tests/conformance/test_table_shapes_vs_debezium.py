@@ -1,8 +1,8 @@
 """Table shapes compared with the real Debezium 3.6, snapshotted and streamed: a stored generated column (which
 pgoutput does not send before PostgreSQL 18), a dropped column beside one added after it, and names that need
 quoting (capitals, spaces, a quote, non-ASCII letters); arrays with other lower bounds and more dimensions. (A
-table without columns stops Debezium's snapshot with
-a NullPointerException, measured; pgcdc writes its rows as empty structs: docs/compatibility.md.)"""
+table without columns stops Debezium's snapshot with a NullPointerException, measured; pgcdc writes its rows as
+empty structs: docs/compatibility.md.)"""
 
 from __future__ import annotations
 
