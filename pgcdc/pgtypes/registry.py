@@ -307,10 +307,17 @@ SCALARS: dict[str, Callable[[ColumnLike, Modes], Converter]] = {
     "hstore": _hstore,
     "timetz": lambda c, m: Converter(_s("string", "io.debezium.time.ZonedTime", 1), special.timetz_utc),
     "enum": _enum,
-    # int2vector: an array of required int16 that Debezium 3.6 always writes empty (measured: '1 2' -> []).
+    # int2vector and oidvector: arrays of required int16 and int64 that Debezium 3.6 writes empty, or null for an
+    # empty vector (measured: '1 2' -> [], '' -> null).
     "int2vector": lambda c, m: Converter({"type": "array", "items": {"type": "int16", "optional": False}},
-                                         lambda t: []),
+                                         _vector),
+    "oidvector": lambda c, m: Converter({"type": "array", "items": {"type": "int64", "optional": False}},
+                                        _vector),
 }
+
+
+def _vector(text: str) -> list[Any] | None:
+    return [] if text else None
 
 
 # Arrays Debezium 3.6 leaves out of schema and values whatever include.unknown.datatypes says (measured).

@@ -1,6 +1,7 @@
 """Table shapes compared with the real Debezium 3.6, snapshotted and streamed: a stored generated column (which
 pgoutput does not send before PostgreSQL 18), a dropped column beside one added after it, and names that need
-quoting (capitals, spaces, a quote, non-ASCII letters); arrays with other lower bounds and more dimensions. (A
+quoting (capitals, spaces, a quote, non-ASCII letters); arrays with other lower bounds and more dimensions; the
+catalog's types (regclass, xid, tid, oidvector, ...) and a user-defined range, with their limits. (A
 table without columns stops Debezium's snapshot with a NullPointerException, measured; pgcdc writes its rows as
 empty structs: docs/compatibility.md.)"""
 
@@ -53,3 +54,25 @@ def test_array_bounds_and_dimensions_match_debezium(pg: PostgresCluster, dbname:
     ours, theirs = run_both(pg, dbname, tmp_path, ARRAYS, {}, ["INSERT INTO a SELECT id + 10, i, t, n, d, f, b, ts "
                                                                 "FROM a"], snapshot=True)
     assert_same("array shapes", ours, theirs, snapshot=True)
+
+
+# Types of the catalog and a user-defined range, with include.unknown.datatypes: regclass, regtype, regproc, xid,
+# xid8, cid, tid and a range over float8 as their text's bytes; a domain over int[] and an array of a domain;
+# oidvector and int2vector as Debezium writes them (empty arrays, null for an empty vector).
+CATALOG_TYPES = (
+    "CREATE TYPE floatrange AS RANGE (subtype = float8); CREATE DOMAIN dai AS int[];"
+    "CREATE DOMAIN dpos AS int CHECK (VALUE > 0);"
+    "CREATE TABLE z (id int PRIMARY KEY, rc regclass, rt regtype, x xid, x8 xid8, c cid, t tid, fr floatrange, da dai,"
+    " adp dpos[], rp regproc, oidv oidvector, i2v int2vector);"
+    "INSERT INTO z VALUES (1, 'pg_class', 'int4', '123', '456', '7', '(1,2)', '[1.5,2.5)', '{1,2}', '{1,2}', 'now',"
+    " '1 2', '1 2'), (2, NULL, NULL, NULL, NULL, NULL, NULL, 'empty', '{}', '{}', NULL, '', ''),"
+    " (3, 'pg_catalog.pg_type', '\"char\"', '4294967295', '18446744073709551615', '4294967295', '(4294967295,65535)',"
+    " '(-Infinity,NaN]', NULL, NULL, '-', '4294967295', '-32768 32767')"
+)
+
+
+def test_catalog_and_user_types_match_debezium(pg: PostgresCluster, dbname: str, tmp_path: Path) -> None:
+    ours, theirs = run_both(pg, dbname, tmp_path, CATALOG_TYPES, {"include.unknown.datatypes": "true"},
+                            ["INSERT INTO z SELECT id + 10, rc, rt, x, x8, c, t, fr, da, adp, rp, oidv, i2v FROM z"],
+                            snapshot=True)
+    assert_same("catalog types", ours, theirs, snapshot=True)
