@@ -398,9 +398,9 @@ class IncrementalSnapshot:
 
     def _table(self, conn: psycopg.Connection) -> ChunkTable | None:
         name, condition, surrogate = self.collections[0]
+        if self.current is not None and self.current_name is not None and ".".join(self.current_name) == name:
+            return self.current  # the table being read: no catalog query per chunk
         schema, table = table_of(name, self.captured())
-        if self.current is not None and self.current_name == (schema, table):
-            return self.current
         events = self.build(schema, table)
         if events is None:
             log.warning("incremental snapshot: table %s is not captured or no longer exists; skipped", name)
