@@ -86,7 +86,8 @@ class ConnectorConfig(SourceFields):
     unavailable_value_placeholder: str = Field(
         "__debezium_unavailable_value", alias="unavailable.value.placeholder"
     )
-    """Value of unchanged TOASTed columns that PostgreSQL did not send."""
+    """Value of unchanged TOASTed columns that PostgreSQL did not send, in each column's type (docs/compatibility.md);
+    `hex:` followed by hexadecimal octets gives its bytes."""
 
     key_converter: str = Field(JSON_CONVERTER, alias="key.converter")
     """Kafka Connect converter class for keys: JsonConverter, Confluent's AvroConverter or ByteArrayConverter;
@@ -174,6 +175,16 @@ class ConnectorConfig(SourceFields):
             except re.error as exc:
                 raise ValueError(f"bad regular expression {item!r}: {exc}") from None
         return items
+
+    @field_validator("unavailable_value_placeholder")
+    @classmethod
+    def _placeholder(cls, v: str) -> str:
+        if v.startswith("hex:"):  # Debezium's prefix: the rest is the placeholder's octets
+            try:
+                bytes.fromhex(v[4:])
+            except ValueError:
+                raise ValueError(f"{v!r}: after hex:, pairs of hexadecimal digits (the placeholder's octets)") from None
+        return v
 
     @field_validator("signal_enabled_channels", mode="before")
     @classmethod

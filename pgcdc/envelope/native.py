@@ -39,7 +39,7 @@ class NativeEvents(TableEvents):
         # (not TableEvents.__init__: everything is the table's, but the row function and the fills)
         self.__dict__.update(t.__dict__)
         self.__dict__.update(fills)
-        self._row = _row_function(t.fields, fns, self.placeholders)
+        self._row = _row_function(t.fields, fns, self.placeholders, t.refused)
         self.whole = t
         self.back = back  # (field, to JsonConverter's form) per native column
 
@@ -73,8 +73,9 @@ _NO = object()
 def _native_fill(v: Any, kind: str) -> Any:
     """A fill value of a native column in JsonConverter's form (base64 text; Java's text of a double as an
     orjson.Fragment, a string for NaN and the infinities) as the native values are. Bytes that are not base64
-    text: _NO. A double's fill of another form stays as it is (the placeholder text: a double is never
-    TOASTed); spavro refuses it, and the event is written the general way."""
+    text: _NO. A double's fill of another form stays as it is (none is known: an unchanged TOASTed numeric
+    written as a double is null, envelope/placeholders.py); spavro would refuse it, and the event would be
+    written the general way."""
     if v is None or type(v) is (bytes if kind == "bytes" else float):
         return v
     if kind == "bytes":

@@ -6,7 +6,6 @@ record; everything named, formatted or validated is done here in the constructor
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import logging
 from collections.abc import Sequence
@@ -16,6 +15,7 @@ from typing import Any
 from pgcdc.envelope import connect
 from pgcdc.envelope.columns import ColumnRules, declared_length
 from pgcdc.envelope.naming import SCHEMA_STRATEGY, adjust_name, data_topic
+from pgcdc.envelope.placeholders import FIXED_LENGTH, placeholder_value
 from pgcdc.envelope.propagate import source_parameters, with_parameters
 from pgcdc.envelope.source import SOURCE_SCHEMA, TRANSACTION_SCHEMA
 from pgcdc.envelope.template import TableTemplate
@@ -122,7 +122,17 @@ class TableEvents:
                       if c.not_null and (said := _nulled(c, conv)) else conv for c, conv in zip(columns, converters)]
         self.converters = tuple(converters)
         self.fns = tuple(c.fn for c in converters)
-        self.placeholders = tuple(self._placeholder(c, settings.placeholder) for c in converters)
+        self.placeholders = tuple(placeholder_value(conv, c.base_type_name, bool(c.domain), settings.placeholder,
+                                                    settings.modes.binary) for c, conv in zip(columns, converters))
+        # A NOT NULL column whose placeholder is null (a float8[], numeric as a double ...): Debezium puts the
+        # placeholder text in the required field, which refuses it, and stops (DataException, measured on 3.6).
+        # There is no value to write: the event fails (event.processing.failure.handling.mode), naming the fix.
+        self.refused = {i: (f"an update left the TOASTed value of NOT NULL column {schema}.{table}.{c.name} "
+                            f"({c.type_name}) unchanged, so PostgreSQL did not send it, and its type has no "
+                            f"placeholder (Debezium stops here too); ALTER TABLE {schema}.{table} REPLICA IDENTITY "
+                            "FULL has PostgreSQL send the old value")
+                        for i, (c, ph) in enumerate(zip(columns, self.placeholders))
+                        if c.not_null and ph is None and c.base_type_name not in FIXED_LENGTH}
         # Debezium finds a default's parser by the column's type name: a domain's has none.
         scales = [settings.modes.money_digits if c.base_type_name == "money"
                   else (c.type_modifier - 4) & 0xFFFF if c.type_modifier >= 4 else None for c in columns]
@@ -206,26 +216,8 @@ class TableEvents:
         self.key_wrap = connect.Wrapper(key_schema, settings.key_schemas)
         self.value_wrap = connect.Wrapper(envelope, settings.value_schemas)
         self.has_key = bool(self.key_index)
-        self._row = _row_function(self.fields, self.fns, self.placeholders)
+        self._row = _row_function(self.fields, self.fns, self.placeholders, self.refused)
         self._key_payload = _key_function(tuple(self.fields[i] for i in self.key_index), key_defaults)
-
-    @staticmethod
-    def _placeholder(conv: Converter, text: str) -> Any:
-        """unavailable.value.placeholder in the column's type: bytes as base64, an integer array as the
-        placeholder's bytes, other arrays as a one-element array, a map as {placeholder: placeholder}, structs
-        (PostGIS, point) and bit strings as null (measured on Debezium 3.6)."""
-        t = conv.schema["type"]
-        if t == "struct" or conv.schema.get("name") == "io.debezium.data.Bits":
-            return None
-        if t == "map":
-            return {text: text}
-        if t == "bytes":
-            return base64.b64encode(text.encode()).decode()
-        if t == "array":
-            if conv.schema["items"]["type"] in ("int8", "int16", "int32", "int64"):
-                return list(text.encode())
-            return [text]
-        return text
 
     def row(self, values: Sequence[Any], lsn: int, key_only: bool = False) -> dict[str, Any]:
         """Column name -> converted value for one pgoutput tuple (`key_only`: an old tuple of kind 'K')."""
@@ -264,7 +256,10 @@ class TableEvents:
         if self.keep is not None and len(values) != len(self.names):
             values = [values[i] for i in self.keep]
         where = where or f"at LSN {format_lsn(lsn)}"
-        for name, fn, type_name, v in zip(self.names, self.fns, self.type_names, values):
+        for i, (name, fn, type_name, v) in enumerate(zip(self.names, self.fns, self.type_names, values)):
+            if v is UNCHANGED_TOAST and i in self.refused:
+                return ValueConversionError(f"cannot write an event of {self.schema}.{self.table} {where}: "
+                                            f"{self.refused[i]}")
             if v is None or v is UNCHANGED_TOAST:
                 continue
             try:
@@ -332,21 +327,31 @@ def _required(fn: Any, said: str) -> Any:
 # key and one expression per column, instead of a comprehension zipping five sequences per row (about half
 # the cost per row; a 40-column row went from ~11 to ~5 us on our machines). Column names enter the source only
 # as repr() literals; converters, placeholders and nulls are passed in, never formatted into it.
-def _row_function(names: Sequence[str], fns: Sequence[Any], placeholders: Sequence[Any]) -> Any:
+def _row_function(names: Sequence[str], fns: Sequence[Any], placeholders: Sequence[Any],
+                  refused: dict[int, str] | None = None) -> Any:
     """`f(values, nulls) -> {name: value}`: a value that is None becomes `nulls[i]`, UNCHANGED_TOAST the
-    placeholder, any other goes through the column's converter (none: kept as is), as `row` always did."""
-    scope: dict[str, Any] = {"T": UNCHANGED_TOAST, "P": tuple(placeholders)}
+    placeholder (a column in `refused`: ValueError with its text), any other goes through the column's
+    converter (none: kept as is), as `row` always did."""
+    scope: dict[str, Any] = {"T": UNCHANGED_TOAST, "P": tuple(placeholders), "R": _refuse}
     items = []
     for i, (name, fn) in enumerate(zip(names, fns)):
         converted = f"v{i}" if fn is None else f"f{i}(v{i})"
         if fn is not None:
             scope[f"f{i}"] = fn
-        items.append(f"{name!r}: (N[{i}] if v{i} is None else P[{i}] if v{i} is T else {converted})")
+        placeholder = f"P[{i}]"
+        if refused and i in refused:
+            scope[f"r{i}"] = refused[i]
+            placeholder = f"R(r{i})"
+        items.append(f"{name!r}: (N[{i}] if v{i} is None else {placeholder} if v{i} is T else {converted})")
     unpack = "".join(f"v{i}, " for i in range(len(names)))
     source = (f"def row(values, N):\n    {unpack} = values\n    return {{{', '.join(items)}}}\n"
               if names else "def row(values, N):\n    return {}\n")
     exec(compile(source, "<pgcdc row>", "exec"), scope)
     return scope["row"]
+
+
+def _refuse(said: str) -> Any:
+    raise ValueError(said)
 
 
 def _key_function(names: tuple[str, ...], defaults: dict[str, Any] | None = None) -> Any:

@@ -2,12 +2,12 @@
 not send it, and Debezium (and pgcdc) write `unavailable.value.placeholder` in the column's type instead. The
 targets keep the value the row had, so the table stays an exact copy.
 
-Which decoded values are the placeholder, per Spark type (the forms Debezium 3.6 writes, envelope/table.py):
-text-like columns (text, varchar, json, jsonb, xml, and bytea in the hex/base64 modes) hold the placeholder
-itself, bytea its UTF-8 bytes, a text array a one-element array of it, an integer array the placeholder's bytes
-as integers, an hstore map {placeholder: placeholder}. Other arrays (numeric[], float8[], date[], ...) carry
-a one-element text array their element codec cannot read, so they decode to null, as do PostGIS values and bit
-strings, which Debezium writes as null: those stay null in the target (docs/spark.md).
+Which decoded values are the placeholder, per Spark type (the forms Debezium 3.6 writes, envelope/placeholders.py):
+string columns (text, varchar, json, jsonb, xml, ranges, numeric in string mode, bytea in hex mode) hold the
+placeholder text itself, bytea its bytes, a text array a one-element array of it, an int[] or bigint[] the
+placeholder's bytes as signed integers, an hstore map {placeholder: placeholder}. The other columns Debezium
+writes null for (other arrays, doubles, decimals, PostGIS values, bit strings): those stay null in the target
+(docs/spark.md). `placeholder` is the connector's setting, a `hex:` value too.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from collections.abc import Callable
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+
+from pgcdc.envelope.placeholders import placeholder_bytes
 
 PLACEHOLDER = "__debezium_unavailable_value"
 _INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
@@ -28,18 +30,19 @@ Test = Callable[[Column], Column]
 def placeholder_test(t: T.DataType, placeholder: str) -> Test | None:
     """A function: a value Column of type `t` -> whether it is the placeholder (None: `t` cannot hold one).
     Never null: a null value is a value."""
+    raw = placeholder_bytes(placeholder)
+    text = raw.decode("utf-8", "replace")
     if isinstance(t, T.StringType):
-        return lambda c: F.coalesce(c == F.lit(placeholder), F.lit(False))
+        return lambda c: F.coalesce(c == F.lit(text), F.lit(False))
     if isinstance(t, T.BinaryType):
-        raw = bytearray(placeholder.encode())
-        return lambda c: F.coalesce(c == F.lit(raw), F.lit(False))
+        return lambda c: F.coalesce(c == F.lit(bytearray(raw)), F.lit(False))
     if isinstance(t, T.ArrayType) and isinstance(t.elementType, T.StringType):
-        return lambda c: F.coalesce((F.size(c) == 1) & (c.getItem(0) == F.lit(placeholder)), F.lit(False))
+        return lambda c: F.coalesce((F.size(c) == 1) & (c.getItem(0) == F.lit(text)), F.lit(False))
     if isinstance(t, T.ArrayType) and isinstance(t.elementType, _INTEGRAL):
-        codes = F.array(*(F.lit(b).cast(t.elementType) for b in placeholder.encode()))
+        codes = F.array(*(F.lit(b - 256 if b > 127 else b).cast(t.elementType) for b in raw))
         return lambda c: F.coalesce(c == codes, F.lit(False))
     if isinstance(t, T.MapType) and isinstance(t.keyType, T.StringType) and isinstance(t.valueType, T.StringType):
-        return lambda c: F.coalesce((F.size(c) == 1) & (c.getItem(placeholder) == F.lit(placeholder)), F.lit(False))
+        return lambda c: F.coalesce((F.size(c) == 1) & (c.getItem(text) == F.lit(text)), F.lit(False))
     return None
 
 

@@ -23,6 +23,9 @@ import pytest
 from pgcdc.converters.avro_schema import writer_schema
 from pgcdc.converters.sink import ConvertingSink, make_converters
 from pgcdc.local import PostgresCluster
+from tests.conformance.test_toast_placeholders import MODES as TOAST_MODES
+from tests.conformance.test_toast_placeholders import SETUP as TOAST_SETUP
+from tests.conformance.test_toast_placeholders import WORKLOAD as TOAST_WORKLOAD
 from tests.conformance.compare import SNAPSHOT_FIELDS
 from tests.conformance.oracle import start_oracle, stop_oracle
 from tests.conformance.test_null_defaults_vs_debezium import PROPS as ND_PROPS
@@ -170,6 +173,10 @@ AVRO_SCENARIOS: dict[str, tuple[str, dict[str, str], list[str]]] = {
     **{f"bc_{mode}": (BC_SETUP, props, BC_WORKLOAD) for mode, props in TIME_MODES.items()},
     "arrays_unknown": (ARR_SETUP, {"include.unknown.datatypes": "true"}, ARR_WORKLOAD),
     "null_defaults": (ND_SETUP, ND_PROPS, ND_WORKLOAD),  # NULLs in nullable columns with DEFAULTs
+    # Unchanged TOASTed values of every type: a placeholder where the field takes one, null elsewhere.
+    **{f"toast_placeholders_{mode}": (TOAST_SETUP, {"include.unknown.datatypes": "true", **TOAST_MODES[mode]},
+                                      TOAST_WORKLOAD)
+       for mode in ("defaults", "double_base64")},
     # Defaults JSON has no number for (a string in the Avro schema), on columns and a domain, NOT NULL too.
     "special_float_defaults": (
         "CREATE DOMAIN d_f8 AS float8 DEFAULT 'Infinity'; CREATE TABLE fd (id int PRIMARY KEY,"

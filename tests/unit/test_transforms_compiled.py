@@ -168,7 +168,8 @@ def streams(draw: Any) -> tuple[list[Any], dict[int, Any], bool]:
                 def row(toast: bool = False, cols: list[Any] = cols) -> tuple[Any, ...]:
                     out: list[Any] = [str(next(ident))]
                     for _, t, nn in cols:
-                        if toast and draw(st.booleans()):
+                        # (not a NOT NULL numeric: it has no placeholder, and the event fails, test_placeholders.py)
+                        if toast and not (nn and t == "numeric") and draw(st.booleans()):
                             out.append(UNCHANGED_TOAST)
                         else:
                             strategy = TYPES[t][0] if nn else st.one_of(st.none(), TYPES[t][0])
