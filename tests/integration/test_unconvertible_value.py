@@ -55,15 +55,26 @@ def confirmed(pg: PostgresCluster, dbname: str) -> int:
     return parse_lsn(rows[0][0])
 
 
-def failed_line(proc: subprocess.Popen[str], snapshot: bool = False) -> int:
-    """The LSN the one line of stderr names, after the process exited non-zero."""
-    _, stderr = proc.communicate(timeout=90)
+def error_line(proc: subprocess.Popen[str]) -> str:
+    """The one line of stderr, once the process exited non-zero (killed if it has not within 90 s)."""
+    try:
+        _, stderr = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
     assert proc.returncode != 0
     lines = stderr.splitlines()
     assert len(lines) == 1, stderr
-    match = LINE.match(lines[0])
-    assert match, lines[0]
-    assert (" in the initial snapshot " in lines[0]) == snapshot == bool(match.group(2)), lines[0]
+    return lines[0]
+
+
+def failed_line(proc: subprocess.Popen[str], snapshot: bool = False) -> int:
+    """The LSN the one line of stderr names, after the process exited non-zero."""
+    line = error_line(proc)
+    match = LINE.match(line)
+    assert match, line
+    assert (" in the initial snapshot " in line) == snapshot == bool(match.group(2)), line
     return parse_lsn(match.group(1))
 
 
@@ -124,17 +135,14 @@ def test_unconvertible_value_in_an_incremental_snapshot(pg: PostgresCluster, dbn
                  == [(True,)] or proc.poll() is not None, 60, "pgcdc to stream")
         pg.execute("INSERT INTO dbz_signal VALUES ('s1', 'execute-snapshot', "
                    "'{\"data-collections\": [\"public.t\"], \"type\": \"incremental\"}')", dbname)
-        _, stderr = proc.communicate(timeout=90)
+        line = error_line(proc)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode != 0
-    lines = stderr.splitlines()
-    assert len(lines) == 1, stderr
     assert re.match(r"^pgcdc: error: cannot convert public\.t\.b \(numeric\) value 'NaN' in the "
                     r"incremental snapshot's chunk read at LSN [0-9A-F]+/[0-9A-F]+, row \(id\)=\(1\): " + REASON,
-                    lines[0]), lines[0]
+                    line), line
     assert "conv.public.t" not in topics(tmp_path)
 
 
