@@ -21,7 +21,7 @@ from pyspark.sql import types as T
 from pgcdc.envelope.placeholders import placeholder_bytes
 
 PLACEHOLDER = "__debezium_unavailable_value"
-_INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
+_INTEGRAL = (T.IntegerType, T.LongType)  # int[] and bigint[]: smallint[]'s placeholder is null
 
 
 Test = Callable[[Column], Column]
