@@ -59,8 +59,7 @@ def placeholder_value(conv: Converter, base_type_name: str, domain: bool, settin
         if marker in _INT_ARRAYS or (marker == "_date" and schema["items"].get("name") == "io.debezium.time.Date"):
             return [b - 256 if b > 127 else b for b in raw]
         if marker == "_uuid":
-            digest = bytearray(hashlib.md5(raw).digest())
-            return [str(uuid.UUID(bytes=bytes(digest), version=3))]
+            return [str(uuid.UUID(bytes=hashlib.md5(raw).digest(), version=3))]
         if marker == "_bytea" and binary_mode == "bytes":
             return [base64.b64encode(raw).decode()]
         return None
