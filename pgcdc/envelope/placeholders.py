@@ -46,6 +46,16 @@ def placeholder_bytes(setting: str) -> bytes:
     return setting.encode()
 
 
+def placeholder_codes(raw: bytes) -> list[int]:
+    """The placeholder's bytes as Java's signed bytes: int4[], int8[] and date[] (as days) hold them."""
+    return [b - 256 if b > 127 else b for b in raw]
+
+
+def placeholder_uuid(raw: bytes) -> str:
+    """The name-based UUID of the placeholder's bytes (Java's UUID.nameUUIDFromBytes): uuid[]'s one element."""
+    return str(uuid.UUID(bytes=hashlib.md5(raw).digest(), version=3))
+
+
 def placeholder_value(conv: Converter, base_type_name: str, domain: bool, setting: str, binary_mode: str) -> Any:
     """The value an unchanged TOASTed column of this type and converter gets (None: null)."""
     raw = placeholder_bytes(setting)
@@ -57,9 +67,9 @@ def placeholder_value(conv: Converter, base_type_name: str, domain: bool, settin
         if marker in _TEXT_ARRAYS:
             return [text]
         if marker in _INT_ARRAYS or (marker == "_date" and schema["items"].get("name") == "io.debezium.time.Date"):
-            return [b - 256 if b > 127 else b for b in raw]
+            return placeholder_codes(raw)
         if marker == "_uuid":
-            return [str(uuid.UUID(bytes=hashlib.md5(raw).digest(), version=3))]
+            return [placeholder_uuid(raw)]
         if marker == "_bytea" and binary_mode == "bytes":
             return [base64.b64encode(raw).decode()]
         return None
