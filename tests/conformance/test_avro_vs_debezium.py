@@ -176,7 +176,7 @@ AVRO_SCENARIOS: dict[str, tuple[str, dict[str, str], list[str]]] = {
     # Unchanged TOASTed values of every type: a placeholder where the field takes one, null elsewhere.
     **{f"toast_placeholders_{mode}": (TOAST_SETUP, {"include.unknown.datatypes": "true", **TOAST_MODES[mode]},
                                       TOAST_WORKLOAD)
-       for mode in ("defaults", "double_base64")},
+       for mode in TOAST_MODES},
     # Defaults JSON has no number for (a string in the Avro schema), on columns and a domain, NOT NULL too.
     "special_float_defaults": (
         "CREATE DOMAIN d_f8 AS float8 DEFAULT 'Infinity'; CREATE TABLE fd (id int PRIMARY KEY,"

@@ -30,6 +30,9 @@ from tests.conformance.oracle import PROTOBUF, start_oracle, stop_oracle
 from tests.conformance.test_avro_vs_debezium import SCRUB_SETUP, SCRUB_WORKLOAD, RawSink, _lines
 from tests.conformance.test_debezium_streaming import (MORE_SETUP, MORE_WORKLOAD, SCENARIOS, TYPES_SETUP,
                                                         TYPES_WORKLOAD, run_workload, slot_active)
+from tests.conformance.test_toast_placeholders import MODES as TOAST_MODES
+from tests.conformance.test_toast_placeholders import SETUP as TOAST_SETUP
+from tests.conformance.test_toast_placeholders import WORKLOAD as TOAST_WORKLOAD
 from tests.conformance.test_types_more import BC_SETUP, BC_WORKLOAD, TIME_MODES
 from tests.conformance.test_zoo_vs_debezium import (ARRAYS_ROWS, DOMAIN_ARRAYS, DOMAIN_VALUES, MODES,
                                                      NUMERIC_VALUES, ROWS, SETUP)
@@ -198,6 +201,9 @@ PROTOBUF_SCENARIOS = {
     # Dates and timestamps before year 1 and around the 1582 cutover: in connect mode google.type.Date and
     # google.protobuf.Timestamp, as Java's calendar and Timestamps.fromMillis make them.
     **{f"bc_{mode}": (BC_SETUP, TIME_MODES[mode], BC_WORKLOAD) for mode in ("adaptive", "connect")},
+    # Unchanged TOASTed values of every type: a placeholder where the field takes one, null elsewhere.
+    **{f"toast_placeholders_{mode}": (TOAST_SETUP, {"include.unknown.datatypes": "true", **props}, TOAST_WORKLOAD)
+       for mode, props in TOAST_MODES.items()},
 }
 
 
