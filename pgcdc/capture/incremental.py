@@ -15,9 +15,9 @@ The cursor (tables left, the key the current table was emitted up to) moves only
 is stored with the streaming offset (IncrementalProgress); after a restart the current table is read again
 from that key in a new window. Watermark rows of an older window (replayed after a restart) are ignored.
 
-This module holds that state and decides when things happen; what a signal asks for is read in
-capture/signals.py, and a chunk's table, database snapshot, query and records are made in
-capture/incremental_chunks.py.
+This module holds that state and decides when things happen; what a signal does to it is in
+capture/incremental_signals.py, what a signal asks for is read in capture/signals.py, and a chunk's table,
+database snapshot, query and records are made in capture/incremental_chunks.py.
 """
 
 from __future__ import annotations
@@ -36,9 +36,9 @@ from pgcdc.capture.failures import OnFailure
 from pgcdc.capture.blocking import run_blocking_snapshot
 from pgcdc.capture.incremental_chunks import (ChunkTable, chunk_row, chunk_snapshot, chunk_table, emit_chunk, max_key,
                                               select_chunk)
+from pgcdc.capture.incremental_signals import CLOSE, OPEN, SnapshotSignals
 from pgcdc.capture.position import IncrementalProgress
-from pgcdc.capture.signals import (Collection, java_instant, parse_signal_data, snapshot_request, stopped, table_of,
-                                   table_signal)
+from pgcdc.capture.signals import Collection, java_instant, table_of, table_signal
 from pgcdc.errors import ValueConversionError
 from pgcdc.envelope.table import TableEvents
 from pgcdc.protocol import messages as m
@@ -46,10 +46,8 @@ from pgcdc.sink import Sink
 
 log = logging.getLogger(__name__)
 
-OPEN, CLOSE = "snapshot-window-open", "snapshot-window-close"
 
-
-class IncrementalSnapshot:
+class IncrementalSnapshot(SnapshotSignals):
     """The signal table's reader and the incremental snapshot's state, driven from ChangeCapture."""
 
     def __init__(self, *, connect: Callable[[], psycopg.Connection], signal_table: str, chunk_size: int,
@@ -242,76 +240,6 @@ class IncrementalSnapshot:
 
     def _sequence_at(self, lsn: int) -> str:
         return f'[null,"{lsn}"]'
-
-    # -- signals ----------------------------------------------------------------------------------------
-    def _signal(self, sig_id: str | None, kind: str | None, data_text: str | None, sequence: str) -> None:
-        if kind == OPEN:
-            if self.window is not None and sig_id == f"{self.window}-open":
-                self.window_open = True
-            return
-        if kind == CLOSE:
-            if self.window is not None and sig_id == f"{self.window}-close":
-                self._close_window(sequence)
-            return
-        data = parse_signal_data(data_text)
-        if kind == "execute-snapshot":
-            self._execute(sig_id, data)
-        elif kind == "stop-snapshot":
-            self._stop(data)
-        elif kind == "pause-snapshot":
-            if self.running and not self.paused:
-                log.info("incremental snapshot paused (signal %s)", sig_id)
-                self.paused = True
-        elif kind == "resume-snapshot":
-            if self.paused:
-                log.info("incremental snapshot resumed (signal %s)", sig_id)
-                self.paused = False
-                if self.window is None and self.running:
-                    self._next_after_emit = True
-        elif kind == "log":
-            log.info("signal %s: %s", sig_id, data.get("message", ""))
-        else:
-            log.warning("signal %s of unknown type %r ignored", sig_id, kind)
-
-    def _execute(self, sig_id: str | None, data: dict[str, Any]) -> None:
-        request = snapshot_request(sig_id, data, [f"{s}.{t}" for s, t in self.captured()],
-                                   [c[0] for c in self.collections], self.table_order)
-        if request is None:
-            return
-        added = request.tables
-        if request.blocking:
-            self._blocking = [(n, cond) for n, cond, _ in added]
-            log.info("blocking snapshot of %s requested (signal %s)", [a[0] for a in added], sig_id)
-            return
-        if not added:
-            return
-        log.info("incremental snapshot of %s requested (signal %s)", [a[0] for a in added], sig_id)
-        was_running = self.running
-        self.collections += added
-        if not was_running:
-            self.correlation_id = sig_id
-            self.key = self.max_key = None
-            self._next_after_emit = not self.paused
-
-    def _stop(self, data: dict[str, Any]) -> None:
-        removed = stopped(data, [c[0] for c in self.collections])
-        self.collections = [c for c in self.collections if c[0] not in removed]
-        if not removed:
-            return
-        log.info("incremental snapshot stopped for %s", removed)
-        if self.current_name is not None and f"{self.current_name[0]}.{self.current_name[1]}" in removed:
-            self._drop_window()
-            self.key = self.max_key = None
-            if self.collections and not self.paused:
-                self._next_after_emit = True
-        if not self.collections:
-            self._drop_window()
-            self.key = self.max_key = None
-            self.correlation_id = None
-
-    def _drop_window(self) -> None:
-        self.window, self.window_open, self.buffer, self.snap = None, False, {}, None
-        self.current = self.current_name = None
 
     # -- windows ----------------------------------------------------------------------------------------
     def _close_window(self, sequence: str) -> None:
