@@ -252,12 +252,25 @@ def modes_capture(pg: PostgresCluster, broker: KafkaBroker) -> Capture:
 # AvroConverter for keys and values into a real schema registry (Apicurio Registry, Confluent's API).
 AVRO = "io.confluent.connect.avro.AvroConverter"
 BIG = "(SELECT string_agg(md5(g::text || {seed}), '') FROM generate_series(1, 3000) g)"  # ~96 KB, TOASTed
-AVRO_SETUP = [*SETUP, "CREATE TABLE toasty (id int PRIMARY KEY, big text, n int)"]
-AVRO_SNAPSHOT = [*SNAPSHOT, f"INSERT INTO toasty VALUES (1, {BIG.format(seed=1)}, 1), (2, {BIG.format(seed=2)}, 2)"]
+# Arrays stored out of line too: an update leaving them alone carries their placeholders (int[] and date[] the
+# placeholder's bytes, uuid[] their name-based UUID), which both Avro decoders give back for toast.py to find.
+ARRAYS = ("array_fill({seed}, ARRAY[1000]), array_fill(md5('{seed}')::uuid, ARRAY[400]), "
+          "array_fill(date '2000-01-01' + {seed}, ARRAY[1000])")
+
+
+def toasty(seed: int) -> str:
+    return f"({seed}, {BIG.format(seed=seed)}, {seed}, {ARRAYS.format(seed=seed)})"
+
+
+AVRO_SETUP = [*SETUP, "CREATE TABLE toasty (id int PRIMARY KEY, big text, n int, ia int[], ua uuid[], da date[])",
+              "ALTER TABLE toasty ALTER ia SET STORAGE EXTERNAL, ALTER ua SET STORAGE EXTERNAL, "
+              "ALTER da SET STORAGE EXTERNAL"]
+AVRO_SNAPSHOT = [*SNAPSHOT, f"INSERT INTO toasty VALUES {toasty(1)}, {toasty(2)}"]
 AVRO_STREAM = [
-    f"INSERT INTO toasty VALUES (3, {BIG.format(seed=3)}, 3)",
+    f"INSERT INTO toasty VALUES {toasty(3)}",
     f"UPDATE toasty SET big = {BIG.format(seed=4)} WHERE id = 1",
     "DELETE FROM toasty WHERE id = 2",
+    "UPDATE toasty SET n = n + 10",  # every TOASTed value unchanged: placeholders
     *STREAM,
 ]
 AVRO_TABLES = (*TABLES, "toasty")
