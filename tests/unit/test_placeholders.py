@@ -4,9 +4,12 @@ whose unchanged TOASTed value fails the row with a line naming the column and th
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from pgcdc.config import build_config
+from pgcdc.envelope.native import native_events
 from pgcdc.envelope.placeholders import placeholder_bytes
 from pgcdc.envelope.table import ColumnSpec, EnvelopeSettings, TableEvents
 from pgcdc.errors import ConfigError, ValueConversionError
@@ -77,3 +80,35 @@ def test_not_null_column_without_a_placeholder_fails_the_row() -> None:
     values[COLUMNS.index(("by", "bytea")) + 1] = "\\x00"
     assert t.row(values, 0)["t"] == "__debezium_unavailable_value"
     assert table("x").row(["1"] + [UNCHANGED_TOAST] * len(COLUMNS), 0)["f8a"] is None
+
+
+# NOT NULL columns whose placeholder is null, where Debezium stops (measured case by case in
+# tests/conformance/test_toast_placeholders.py): (type, base type, type modifier, modes).
+NO_PLACEHOLDER = [
+    ("double precision[]", "_float8", -1, {}),
+    ("smallint[]", "_int2", -1, {}),
+    ("bit varying", "varbit", -1, {}),
+    ("numeric", "numeric", -1, {"decimal": "double"}),
+    ("numeric", "numeric", -1, {}),  # a variable-scale struct
+    ("numeric(1000,2)", "numeric", (1000 << 16 | 2) + 4, {}),  # a decimal
+    ("bytea", "bytea", -1, {"binary": "base64"}),
+]
+
+
+@pytest.mark.parametrize(("type_name", "base", "modifier", "modes"), NO_PLACEHOLDER,
+                         ids=[f"{t}-{'-'.join(m.values()) or 'defaults'}" for t, _, _, m in NO_PLACEHOLDER])
+def test_not_null_column_without_a_placeholder_is_refused(type_name: str, base: str, modifier: int,
+                                                          modes: dict[str, str]) -> None:
+    def events(not_null: bool) -> TableEvents:
+        specs = [ColumnSpec("id", "integer", "int4", -1, True), ColumnSpec("v", type_name, base, modifier, not_null)]
+        return TableEvents("public", "t", specs, ("id",), EnvelopeSettings("p", Modes(**modes)))
+
+    t = events(True)
+    assert t.placeholders[1] is None and list(t.refused) == [1]
+    # The Avro writer's copy of the table (here: numeric as a double) refuses it too.
+    for rows in filter(None, (t, native_events(t))):
+        with pytest.raises(ValueConversionError, match=r"an update left the TOASTed value of NOT NULL column "
+                           rf"public\.t\.v \({re.escape(type_name)}\) unchanged"):
+            rows.row(["1", UNCHANGED_TOAST], 0)
+    nullable = events(False)
+    assert not nullable.refused and nullable.row(["1", UNCHANGED_TOAST], 0)["v"] is None
