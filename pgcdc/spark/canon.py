@@ -175,6 +175,31 @@ AS_JSON = frozenset({"hstore"})
 AS_NUMERIC = frozenset({"money"})
 
 
+_EPOCH = dt.datetime(1970, 1, 1)
+
+
+def integer_temporal(typname: str, precision: int, bits: int) -> Canon | None:
+    """A target's integer for a date, time or timestamp column -> the value the column's canon takes (other
+    values as they are); None: no such integer. Debezium's adaptive time types are numbers under a type name
+    (io.debezium.time.Date: days, Time: milliseconds in 32 bits, MicroTime: microseconds, Timestamp:
+    milliseconds for timestamp(0..3), MicroTimestamp: microseconds), and a record format that keeps no type
+    names (Protobuf) lands the numbers. `precision`: the column's, -1 when unspecified."""
+    if typname == "date":
+        def convert(v: Any) -> Any:
+            return (_EPOCH + dt.timedelta(days=v)).date()
+    elif typname == "time" and bits == 32:
+        def convert(v: Any) -> Any:
+            return v * 1000
+    elif typname == "timestamp":
+        unit = dt.timedelta(milliseconds=1) if 0 <= precision <= 3 else dt.timedelta(microseconds=1)
+
+        def convert(v: Any) -> Any:
+            return _EPOCH + v * unit
+    else:
+        return None
+    return lambda v: convert(v) if type(v) is int else v
+
+
 def _canon_for(typname: str, typtype: str, string_target: bool = False) -> Canon:
     if typname.startswith("_"):
         element = _canon_for(typname[1:], "b", string_target)

@@ -17,7 +17,7 @@ from typing import Any
 from pgcdc.errors import PgcdcError
 from pgcdc.pgtypes.registry import _DROPPED_ARRAYS
 from pgcdc.source.catalog import Catalog
-from pgcdc.spark.canon import AS_JSON, AS_NUMERIC, AS_TEXT, Canon, Unrepresentable, _canon_for
+from pgcdc.spark.canon import AS_JSON, AS_NUMERIC, AS_TEXT, Canon, Unrepresentable, _canon_for, integer_temporal
 
 POS = "__pgcdc_pos"
 DELETED = "__pgcdc_deleted"
@@ -41,6 +41,7 @@ class Column:
     typname: str
     typtype: str
     canon: Canon
+    precision: int = -1  # a time or timestamp column's (pg_attribute.atttypmod, a domain's typtypmod)
 
 
 @dataclass
@@ -87,11 +88,12 @@ class Report:
 
 def _columns(conn: Any, table: str) -> tuple[list[Column], list[str]]:
     rows = conn.execute(
-        "SELECT a.attname, t.typname, t.typtype, bt.typname FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid "
+        "SELECT a.attname, t.typname, t.typtype, bt.typname, CASE WHEN a.atttypmod >= 0 THEN a.atttypmod "
+        "ELSE t.typtypmod END FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid "
         "LEFT JOIN pg_type bt ON bt.oid = t.typbasetype "
         "WHERE a.attrelid = %s::regclass AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum",
         (table,)).fetchall()
-    cols = [Column(n, base or typ, tt, _canon_for(base or typ, tt)) for n, typ, tt, base in rows]
+    cols = [Column(n, base or typ, tt, _canon_for(base or typ, tt), mod) for n, typ, tt, base, mod in rows]
     # The records' key: the primary key, or the unique index a table without one is keyed by (source/catalog.py).
     row = conn.execute("SELECT %s::regclass::oid", (table,)).fetchone()
     info = Catalog(conn).table(int(row[0]))
@@ -124,6 +126,27 @@ def _rows(table: Any) -> list[dict[str, Any]]:
 def read_target(path: str | Path, fmt: str) -> list[dict[str, Any]]:
     """The current rows of a target table as Python dicts (delete markers dropped)."""
     return _rows(_read_arrow(path, fmt))
+
+
+def _integer_bits(arrow_type: Any) -> int:
+    """The width of an integer column (or of a list's integers); 0: not integers."""
+    import pyarrow as pa
+
+    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        return _integer_bits(arrow_type.value_type)
+    return int(arrow_type.bit_width) if pa.types.is_integer(arrow_type) else 0
+
+
+def _canon(c: Column, string_target: bool, bits: int) -> Canon:
+    """The column's canon, taking the target's integers for dates, times and timestamps where it has them."""
+    canon = _canon_for(c.typname, c.typtype, string_target)
+    array = c.typname.startswith("_")
+    convert = integer_temporal(c.typname[1:] if array else c.typname, c.precision, bits) if bits else None
+    if convert is None:
+        return canon
+    if array:
+        return lambda v: canon([None if x is None else convert(x) for x in v])
+    return lambda v: canon(convert(v))
 
 
 def _is_string(arrow_type: Any) -> bool:
@@ -218,7 +241,9 @@ def verify(dsn: str, table: str, target: str | Path, fmt: str = "parquet") -> Re
         if not keys:
             raise VerifyError(f"{table} has no primary key or unique index: nothing to match rows by")
         report.not_carried = [c.name for c in cols if c.typname in NOT_CARRIED | ALWAYS_NULL]
-        cols = [Column(c.name, c.typname, c.typtype, _canon_for(c.typname, c.typtype, string_target.get(c.name, False)))
+        bits = {f.name: _integer_bits(f.type) for f in arrow.schema}
+        cols = [Column(c.name, c.typname, c.typtype,
+                       _canon(c, string_target.get(c.name, False), bits.get(c.name, 0)), c.precision)
                 for c in cols if c.typname not in NOT_CARRIED | ALWAYS_NULL]
         source = conn.execute(f"SELECT {', '.join(_select(c) for c in cols)} FROM {table}").fetchall()
     names = [c.name for c in cols]
@@ -235,7 +260,7 @@ def verify(dsn: str, table: str, target: str | Path, fmt: str = "parquet") -> Re
             v = get(c.name)
             try:
                 values.append(None if v is None else c.canon(v))
-            except (ValueError, TypeError, ArithmeticError) as exc:
+            except (ValueError, TypeError, ArithmeticError, AttributeError) as exc:
                 raise VerifyError(f"{table}.{c.name} ({c.typname}): cannot compare value {v!r}: {exc}") from exc
         return tuple(values[i] for i in key_at), values
 

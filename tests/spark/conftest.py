@@ -254,25 +254,34 @@ AVRO = "io.confluent.connect.avro.AvroConverter"
 BIG = "(SELECT string_agg(md5(g::text || {seed}), '') FROM generate_series(1, 3000) g)"  # ~96 KB, TOASTed
 # Arrays stored out of line too: an update leaving them alone carries their placeholders (int[] and date[] the
 # placeholder's bytes, uuid[] their name-based UUID), which both Avro decoders give back for toast.py to find.
+# Dates and times beside them: Protobuf keeps no type names, so those land as Debezium's numbers (verify reads
+# them by the column's type and precision).
 ARRAYS = ("array_fill({seed}, ARRAY[1000]), array_fill(md5('{seed}')::uuid, ARRAY[400]), "
-          "array_fill(date '2000-01-01' + {seed}, ARRAY[1000])")
+          "array_fill(date '2000-01-01' + {seed}, ARRAY[1000]), date '1969-12-31' + {seed} * 1000, "
+          "timestamp '2024-02-29 12:34:56.789' + {seed} * interval '1 day', "
+          "timestamp '1960-01-01 00:00:00.123456' + {seed} * interval '1 s', time '23:59:59.999', "
+          "time '00:00:00.000001' + {seed} * interval '1 h'")
 
 
 def toasty(seed: int) -> str:
     return f"({seed}, {BIG.format(seed=seed)}, {seed}, {ARRAYS.format(seed=seed)})"
 
 
-AVRO_SETUP = [*SETUP, "CREATE TABLE toasty (id int PRIMARY KEY, big text, n int, ia int[], ua uuid[], da date[])",
-              "ALTER TABLE toasty ALTER ia SET STORAGE EXTERNAL, ALTER ua SET STORAGE EXTERNAL, "
-              "ALTER da SET STORAGE EXTERNAL"]
-AVRO_SNAPSHOT = [*SNAPSHOT, f"INSERT INTO toasty VALUES {toasty(1)}, {toasty(2)}"]
-AVRO_STREAM = [
+# The TOASTed table's workload (the Protobuf and JSON Schema captures take it too).
+TOASTY_SETUP = ["CREATE TABLE toasty (id int PRIMARY KEY, big text, n int, ia int[], ua uuid[], da date[], d date, "
+                "ts3 timestamp(3), ts timestamp, t3 time(3), t time)",
+                "ALTER TABLE toasty ALTER ia SET STORAGE EXTERNAL, ALTER ua SET STORAGE EXTERNAL, "
+                "ALTER da SET STORAGE EXTERNAL"]
+TOASTY_SNAPSHOT = [f"INSERT INTO toasty VALUES {toasty(1)}, {toasty(2)}"]
+TOASTY_STREAM = [
     f"INSERT INTO toasty VALUES {toasty(3)}",
     f"UPDATE toasty SET big = {BIG.format(seed=4)} WHERE id = 1",
     "DELETE FROM toasty WHERE id = 2",
     "UPDATE toasty SET n = n + 10",  # every TOASTed value unchanged: placeholders
-    *STREAM,
 ]
+AVRO_SETUP = [*SETUP, *TOASTY_SETUP]
+AVRO_SNAPSHOT = [*SNAPSHOT, *TOASTY_SNAPSHOT]
+AVRO_STREAM = [*TOASTY_STREAM, *STREAM]
 AVRO_TABLES = (*TABLES, "toasty")
 
 

@@ -21,7 +21,8 @@ from pgcdc.local.registry import ApicurioRegistry
 from pgcdc.spark import apply_changes, decode_changes, read_quarantine, read_table, table_path
 from pgcdc.spark.protobuf import ProtobufFormat
 from pgcdc.spark.verify import verify
-from tests.spark.conftest import CAUGHT_UP, Capture, run_capture
+from tests.spark.conftest import (CAUGHT_UP, TOASTY_SETUP, TOASTY_SNAPSHOT, TOASTY_STREAM, Capture,
+                                  run_capture)
 from tests.spark.test_avro import Counting, schema_ids
 from tests.spark.test_end_to_end import read_all
 
@@ -32,12 +33,14 @@ SETUP = [
     "CREATE TABLE evolve (id int PRIMARY KEY, qty int NOT NULL, old text NOT NULL)",
     "CREATE TABLE pair (a int, b text, v int NOT NULL, PRIMARY KEY (a, b))",
     "CREATE TABLE sentinel (id int PRIMARY KEY)",
+    *TOASTY_SETUP,  # TOASTed values and the placeholders of updates that leave them alone
 ]
 SNAPSHOT = [
     "INSERT INTO items SELECT g, 'v' || g, CASE WHEN g % 3 = 0 THEN NULL ELSE g * 1.25 END, g * 10000000000, "
     "g / 7.0, g % 2 = 0, decode(md5(g::text), 'hex'), g FROM generate_series(1, 30) g",
     "INSERT INTO evolve SELECT g, g, 'o' || g FROM generate_series(1, 10) g",
     "INSERT INTO pair SELECT g, 'k' || g, g FROM generate_series(1, 10) g",
+    *TOASTY_SNAPSHOT,
 ]
 STREAM = [
     "INSERT INTO items SELECT g, 'v' || g, -g * 0.01, -g, -g / 3.0, true, '\\x00ff'::bytea, -g "
@@ -62,9 +65,10 @@ STREAM = [
     "UPDATE pair SET v = v * 10 WHERE a <= 3",
     "UPDATE pair SET b = 'moved' WHERE a = 4",
     "DELETE FROM pair WHERE a = 5",
+    *TOASTY_STREAM,
     "INSERT INTO sentinel VALUES (1)",
 ]
-TABLES = ("items", "evolve", "pair")
+TABLES = ("items", "evolve", "pair", "toasty")
 
 
 @pytest.fixture(scope="module")

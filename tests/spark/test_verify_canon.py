@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 from pgcdc.pgtypes import special
-from pgcdc.spark.verify import Column, Unrepresentable, _canon_for, _compare
+from pgcdc.spark.verify import Column, Unrepresentable, _canon, _canon_for, _compare
 
 # A point (1 2) as hex EWKB, little-endian, with SRID 4326 (flag 0x20000000) and without.
 POINT_4326 = "0101000020E6100000000000000000F03F0000000000000040"
@@ -114,3 +114,40 @@ def test_columns_the_target_names_are_unrepresentable() -> None:
     assert _compare([a, b], source, [None, b.canon(Decimal("2"))], {"a"}) == ([], ["a"])
     assert _compare([a, b], source, [None, b.canon(Decimal("3"))], {"a"}) == (["b"], ["a"])
     assert _compare([a, b], source, [None, b.canon(Decimal("2"))], set()) == (["a"], [])
+
+
+# A target's integers for dates, times and timestamps (Protobuf lands Debezium's adaptive numbers), with extremes:
+# (typname, precision, integer width, PostgreSQL value, target value, equal)
+INTEGER_TEMPORALS = [
+    ("date", -1, 32, dt.date(1970, 1, 1), 0, True),
+    ("date", -1, 32, dt.date(1969, 12, 31), -1, True),
+    ("date", -1, 32, dt.date(9999, 12, 31), 2_932_896, True),
+    ("date", -1, 32, dt.date(1, 1, 1), -719_162, True),
+    ("date", -1, 32, dt.date(2000, 1, 1), 10_957, True),
+    ("date", -1, 32, dt.date(2000, 1, 2), 10_957, False),
+    ("time", 3, 32, dt.time(23, 59, 59, 999000), 86_399_999, True),  # io.debezium.time.Time: milliseconds
+    ("time", 3, 32, dt.time(0, 0, 0, 1000), 1, True),
+    ("time", -1, 64, dt.time(0, 0, 0, 1), 1, True),  # MicroTime: microseconds, as before
+    ("time", 3, 32, dt.time(0, 0, 0, 1), 1, False),
+    ("timestamp", 3, 64, dt.datetime(2024, 2, 29, 12, 34, 56, 789000), 1_709_210_096_789, True),
+    ("timestamp", 0, 64, dt.datetime(1969, 12, 31, 23, 59, 59), -1000, True),
+    ("timestamp", -1, 64, dt.datetime(1960, 1, 1, 0, 0, 0, 123456), -315_619_199_876_544, True),
+    ("timestamp", 6, 64, dt.datetime(9999, 12, 31, 23, 59, 59, 999999), 253_402_300_799_999_999, True),
+    ("timestamp", 6, 64, dt.datetime(1970, 1, 1), 1, False),
+    ("timestamp", 3, 64, dt.datetime(1970, 1, 1, 0, 0, 0, 1000), 1, True),
+]
+
+
+@pytest.mark.parametrize(("typname", "precision", "bits", "pg", "target", "equal"), INTEGER_TEMPORALS)
+def test_integer_temporal_targets(typname: str, precision: int, bits: int, pg: Any, target: Any,
+                                  equal: bool) -> None:
+    canon = _canon(Column("c", typname, "b", _canon_for(typname, "b"), precision), False, bits)
+    assert (canon(pg) == canon(target)) is equal
+    array = _canon(Column("c", f"_{typname}", "b", _canon_for(f"_{typname}", "b"), precision), False, bits)
+    assert (array([pg, None]) == array([target, None])) is equal
+
+
+def test_an_integer_for_a_type_without_one_is_a_verify_error_not_a_crash() -> None:
+    canon = _canon(Column("c", "timestamptz", "b", _canon_for("timestamptz", "b")), False, 64)
+    with pytest.raises(AttributeError):  # verify turns it into one line naming the column (VerifyError)
+        canon(5)
