@@ -49,7 +49,8 @@ def event_emitter(capture: ChangeCapture, senders: EventSenders) -> Emit:
                 xid, commit_us = capture.xid, capture.commit_us
                 token = (xid, commit_us, last, capture.xmin)
                 if send.txn != token:  # the source block but its `sequence` and `lsn`, written once per transaction
-                    send.transaction(source_block(t.schema, t.table, lsn, xid), token)
+                    send.begin(commit_us, xid, (capture.xmin, capture.streaming_snapshot),
+                               lambda: source_block(t.schema, t.table, lsn, xid), token)
                 send(key, headers, op, before, after, sequence_text(last, lsn), lsn, time.time_ns())
                 if fresh:  # this event's rows are JsonConverter's: native ones from the next
                     native(t, send)

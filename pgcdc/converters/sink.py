@@ -197,6 +197,11 @@ class EventSend:
         self.writer.transaction(source, token)
         self.txn = token
 
+    def begin(self, commit_us: int, xid: Any, others: Any, source: Callable[[], dict[str, Any]], token: Any) -> None:
+        """As `transaction`, from the transaction's numbers (avro_events.py `AvroEvents.begin`)."""
+        self.writer.begin(commit_us, xid, others, source, token)
+        self.txn = token
+
     def native(self, fields: Collection[str]) -> None:
         """The capture's rows hold `fields` as the writer takes them (envelope/native.py)."""
         self.writer.native(fields)
