@@ -177,6 +177,10 @@ class SourceFields(BaseModel):
     """Consumer group that keeps the signal topic's read position."""
     signal_file: str = Field("file-signals.txt", alias="signal.file")
     """File of the file signal channel: one JSON signal per line, removed once read."""
+    notification_enabled_channels: tuple[str, ...] = Field((), alias="notification.enabled.channels")
+    """Notification channels: sink (records on notification.sink.topic.name), log; jmx, unknown names warned about."""
+    notification_sink_topic_name: str | None = Field(None, alias="notification.sink.topic.name")
+    """Topic of the sink notification channel's records; required when notification.enabled.channels has sink."""
     signal_poll_interval_ms: int = Field(5000, alias="signal.poll.interval.ms", gt=0)
     """How often the kafka and file signal channels are read."""
     read_only: bool = Field(False, alias="read.only")

@@ -22,7 +22,7 @@ ACCEPTED_NOT_IMPLEMENTED: frozenset[str] = frozenset(
     max.queue.size max.queue.size.in.bytes max.batch.size poll.interval.ms
     errors.retry.timeout errors.retry.delay.max.ms
     errors.deadletterqueue.topic.name errors.deadletterqueue.context.headers.enable
-    custom.metric.tags notification.enabled.channels notification.sink.topic.name
+    custom.metric.tags
     topic.cache.size
     offset.flush.timeout.ms
     provide.transaction.metadata.enable

@@ -33,6 +33,8 @@ from pgcdc.offsets import OffsetStore, make_offset_store
 from pgcdc.protocol import PgoutputDecoder
 from pgcdc.capture.failures import failure_handler
 from pgcdc.converters.sink import ConvertingSink, make_converters
+from pgcdc.notifications import Notifier, make_notifier
+from pgcdc.notifications.snapshots import skipped
 from pgcdc.sink import Sink, make_sink
 from pgcdc.transforms.chain import TransformingSink
 from pgcdc.source import slot as slots
@@ -83,6 +85,7 @@ class Connector:
         self.snapshot_metrics = SnapshotMetrics()  # the initial snapshot's progress, for metrics and tests
         self.health = Health()
         self.sink: Sink | None = None
+        self.notifier: Notifier | None = None
         self.checkpointer: Checkpointer | None = None
         self.slot_watch: SlotWatch | None = None
         self._streamed = False  # streaming started at least once in this process
@@ -220,6 +223,8 @@ class Connector:
             sink = tap("transforms", TransformingSink(sink, self._chain, key_schemas=self._out_schemas[0],
                                                       value_schemas=self._out_schemas[1]))
         self.sink = sink
+        # notification.enabled.channels: Debezium's notifications, sink records through the same sink
+        self.notifier = make_notifier(c, sink)
         undo.publication = slots.ensure_publication(conn, c)
         existing = slots.find_slot(conn, c)
         if existing is not None and existing[1]:
@@ -269,6 +274,8 @@ class Connector:
             log.info("waiting %d ms before the snapshot starts (snapshot.delay.ms)", c.snapshot_delay_ms)
             if self._stop.wait(min(c.snapshot_delay_ms / 1000, threading.TIMEOUT_MAX)):
                 return None, None, None
+        if not wants_snapshot and self.notifier is not None:
+            skipped(self.notifier)  # Debezium notifies a skipped initial snapshot at every such start (measured)
         if wants_snapshot:
             done = initial_snapshot(self, conn, slot, sink, offsets, catalog, progress)
             if done is None:  # stopped during the snapshot; its progress is stored
@@ -323,7 +330,7 @@ class Connector:
         stack.callback(capture.streams.close)
         if c.signal_data_collection or {"kafka", "file"} & set(c.signal_enabled_channels):
             capture.incremental = incremental_snapshots(c, self.column_rules, self.context_headers, conn, catalog,
-                                                       sink, stored)
+                                                       sink, stored, self.notifier)
             stack.callback(capture.incremental.close)
             capture.incremental.stream_xmin = lambda: capture.xmin
             capture.incremental.row_count_order = c.snapshot_row_count_order

@@ -21,6 +21,8 @@ from pgcdc.durability import Checkpointer
 from pgcdc.envelope.columns import ColumnRules
 from pgcdc.errors import ConfigError
 from pgcdc.lsn import format_lsn
+from pgcdc.notifications import Notifier
+from pgcdc.notifications.snapshots import IncrementalSnapshotNotices, InitialSnapshotNotices, captured_order
 from pgcdc.offsets import OffsetStore
 from pgcdc.sink import Sink
 from pgcdc.source import slot as slots
@@ -36,7 +38,8 @@ log = logging.getLogger("pgcdc.runner")
 
 
 def incremental_snapshots(c: ConnectorConfig, column_rules: ColumnRules | None, headers: Any, conn: psycopg.Connection,
-                          catalog: Catalog, sink: Sink, stored: dict[str, Any] | None) -> IncrementalSnapshot:
+                          catalog: Catalog, sink: Sink, stored: dict[str, Any] | None,
+                          notifier: Notifier | None = None) -> IncrementalSnapshot:
     """The signal table's reader and incremental snapshots (capture/incremental.py)."""
     build = snapshot_lookup(c, catalog, column_rules)
     others = [ch for ch in c.signal_enabled_channels if ch not in ("source", "kafka", "file")]
@@ -65,7 +68,9 @@ def incremental_snapshots(c: ConnectorConfig, column_rules: ColumnRules | None, 
         table_order=lambda name: (next((i for i, p in enumerate(c.table_include_list) if re.fullmatch(p, name)),
                                        len(c.table_include_list)), name),
         on_failure=failure_handler(c.event_processing_failure_handling_mode),
-        insert_delete=c.incremental_snapshot_watermarking_strategy.strip().lower() == "insert_delete")
+        insert_delete=c.incremental_snapshot_watermarking_strategy.strip().lower() == "insert_delete",
+        notices=IncrementalSnapshotNotices(notifier, c.table_include_list, c.signal_data_collection)
+        if notifier is not None else None)
 
 
 def initial_snapshot(connector: Connector, conn: psycopg.Connection, slot: slots.SlotInfo, sink: Sink,
@@ -87,6 +92,12 @@ def initial_snapshot(connector: Connector, conn: psycopg.Connection, slot: slots
         plan.append(TablePlan(schema, table, lambda rel=rel: snapshot_tables(rel),
                               override=override.strip().rstrip(";") if override else None))
     checkpointer = Checkpointer(sink, offsets, None)
+    notices = None
+    if connector.notifier is not None:  # notification.enabled.channels (pgcdc/notifications)
+        captured = [f"{s}.{t}" for s, t in slots.captured_tables(conn, c) if not c.snapshot_include_collection_list
+                    or any(re.fullmatch(p, f"{s}.{t}") for p in c.snapshot_include_collection_list)]
+        notices = InitialSnapshotNotices(connector.notifier, [f"{p.schema}.{p.table}" for p in plan],
+                                         captured_order(captured, c.table_include_list, c.signal_data_collection))
     # An embedding application acknowledges records itself; its sink has no notion of snapshot progress,
     # so such a snapshot is stored only once complete (a restart reads it again).
     keeps_progress = getattr(sink, "acknowledged", None) is None
@@ -97,7 +108,7 @@ def initial_snapshot(connector: Connector, conn: psycopg.Connection, slot: slots
                         flush_interval_s=c.offset_flush_interval_ms / 1000,
                         stop=connector.stop_event, metrics=metrics, reporter=ProgressReporter(metrics),
                         parts=sink.event_sender if isinstance(sink, ConvertingSink) else None,
-                        on_failure=failure_handler(c.event_processing_failure_handling_mode))
+                        on_failure=failure_handler(c.event_processing_failure_handling_mode), notices=notices)
     how = "in the slot's exported snapshot" if slot.snapshot_name else "in a new snapshot (catching up)"
     log.info("initial snapshot of %d table(s) %s, streaming from %s (snapshot.max.threads=%d)", len(plan), how,
              format_lsn(slot.consistent_point), c.snapshot_max_threads)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import psycopg
 
@@ -20,6 +21,9 @@ from pgcdc.capture.snapshot import Snapshot
 from pgcdc.capture.snapshot_plan import TablePlan
 from pgcdc.envelope.table import TableEvents
 from pgcdc.sink import Sink
+
+if TYPE_CHECKING:
+    from pgcdc.notifications.snapshots import InitialSnapshotNotices
 
 log = logging.getLogger(__name__)
 
@@ -38,8 +42,10 @@ def run_blocking_snapshot(tables: list[tuple[str, str, str | None]], *, connect:
                           build: Callable[[str, str], TableEvents | None], sink: Sink, topic_prefix: str,
                           database: str, headers: list[tuple[str, bytes]], at: tuple[int, int],
                           chunk_rows: int, xmin: int | None = None, row_count_order: str | None = None,
-                          on_failure: OnFailure | None = None) -> None:
-    """Read `tables` ((schema, table, the signal's filter or None)) for the signal at `at` (LSN, xid)."""
+                          on_failure: OnFailure | None = None,
+                          notices: Callable[[list[str]], InitialSnapshotNotices] | None = None) -> None:
+    """Read `tables` ((schema, table, the signal's filter or None)) for the signal at `at` (LSN, xid);
+    `notices`: the notifications of a snapshot of those tables (notification.enabled.channels)."""
     plans = []
     for schema, table, condition in tables:
         events = build(schema, table)
@@ -53,7 +59,8 @@ def run_blocking_snapshot(tables: list[tuple[str, str, str | None]], *, connect:
         return
     lsn, xid = at
     snapshot = _SignalSnapshot(sink=sink, topic_prefix=topic_prefix, database=database, lsn=lsn, headers=headers,
-                               on_failure=on_failure)
+                               on_failure=on_failure,
+                               notices=notices([f"{p.schema}.{p.table}" for p in plans]) if notices else None)
     snapshot.xmin = xmin  # the stream's source.xmin when the signal came (measured on Debezium 3.6.3)
     snapshot.run(connect, None, plans, resume=SnapshotProgress(lsn, xid, time.time_ns() // 1000, None, None, None, 0),
                  chunk_rows=chunk_rows, row_count_order=row_count_order)

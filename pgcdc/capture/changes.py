@@ -351,7 +351,7 @@ class ChangeCapture(SideRecords):
             after = t.row(msg.new, lsn)
             self._emit(t, "c", None, after, t.key(after), lsn)
         if self.incremental is not None and self.incremental.pending:
-            self.incremental.after_signal()  # the next window is opened after the signal row's record
+            self.incremental.after_signal()  # a blocking snapshot runs after the signal row's record
 
     def _update(self, msg: m.Update, lsn: int) -> None:
         t = self._target(msg, lsn, self.skip_u, "u")
@@ -391,7 +391,7 @@ class ChangeCapture(SideRecords):
         self._emit(t, "d", before, None, key, lsn)
         if self.tombstones:
             self.sink.send(t.topic, key, None, self.headers)
-        if self.incremental is not None and self.incremental.pending:  # a window closed by a delete
+        if self.incremental is not None and self.incremental.pending:  # after a delete of the signal table's
             self.incremental.after_signal()
 
     def _truncate(self, msg: m.Truncate, lsn: int) -> None:

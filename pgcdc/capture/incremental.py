@@ -27,7 +27,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 from psycopg import sql
@@ -44,6 +44,9 @@ from pgcdc.envelope.table import TableEvents
 from pgcdc.protocol import messages as m
 from pgcdc.sink import Sink
 
+if TYPE_CHECKING:
+    from pgcdc.notifications.snapshots import IncrementalSnapshotNotices
+
 log = logging.getLogger(__name__)
 
 
@@ -55,8 +58,12 @@ class IncrementalSnapshot(SnapshotSignals):
                  sink: Sink, topic_prefix: str, database: str, headers: list[tuple[str, bytes]],
                  progress: IncrementalProgress | None = None, read_only: bool = False,
                  table_order: Callable[[str], Any] = lambda name: name, channels: list[Any] | None = None,
-                 on_failure: OnFailure | None = None, insert_delete: bool = False) -> None:
+                 on_failure: OnFailure | None = None, insert_delete: bool = False,
+                 notices: IncrementalSnapshotNotices | None = None) -> None:
         self._connect = connect
+        self.notices = notices  # notification.enabled.channels: Debezium's notifications (pgcdc/notifications)
+        self.table_rows = 0  # rows of the current table read in this run (a notification's total_rows_scanned)
+        self._skip_status = "EMPTY"  # why _table() found nothing to read, in Debezium's words
         # incremental.snapshot.watermarking.strategy=insert_delete: a window closes by deleting its open row
         # (Debezium's DeleteWindowCloser); a signal row's delete in the stream is then its window's close.
         self.insert_delete = insert_delete
@@ -175,6 +182,7 @@ class IncrementalSnapshot(SnapshotSignals):
             if insert and new is not None:  # signals are inserted rows
                 self._at = (lsn, xid)
                 self._signal(*table_signal(new, self.signal_cols), sequence)
+                self._read_next()
             elif self.insert_delete and new is None and old is not None:
                 # SignalRecord.buildSignalRecordFromChangeEventSource: a deleted row is a snapshot-window-close
                 # whose id is the row's with "open" made "close".
@@ -182,6 +190,7 @@ class IncrementalSnapshot(SnapshotSignals):
                 if sig_id is not None:
                     self._at = (lsn, xid)
                     self._signal(sig_id.replace("open", "close"), CLOSE, data, sequence)
+                    self._read_next()
             return
         if not (self.buffer and self.names.get(oid) == self.current_name and self.current is not None):
             return
@@ -199,12 +208,22 @@ class IncrementalSnapshot(SnapshotSignals):
             if tup is not None:
                 self.buffer.pop(tuple(tup[i] for i in pos), None)
 
+    def _read_next(self) -> None:
+        """The next chunk read while the signal (or the window's close) is handled, before the signal row's own
+        record, as Debezium reads it (measured: its notifications of that chunk come before that record); the
+        chunk's watermark rows and records come later in the stream either way."""
+        if self._next_after_emit:
+            self._next_after_emit = False
+            if not self.paused:
+                self.read_chunk()
+
     @property
     def pending(self) -> bool:
         return self._next_after_emit or bool(self._blocking)
 
     def after_signal(self) -> None:
-        """Once the signal row's own record is emitted: read the next chunk if a window just closed."""
+        """Once the signal row's own record is emitted: the blocking snapshot it asked for (Debezium's order);
+        and for a signal without a record of its own (the kafka and file channels), the next chunk."""
         if self._blocking:
             names, self._blocking = self._blocking, []
             captured = self.captured()
@@ -212,7 +231,8 @@ class IncrementalSnapshot(SnapshotSignals):
             run_blocking_snapshot(tables, connect=self._connect, build=self.build, sink=self.sink,
                                   topic_prefix=self.prefix, database=self.db, headers=self.headers, at=self._at,
                                   chunk_rows=max(self.chunk_size, 10_000), xmin=self.stream_xmin(),
-                                  row_count_order=self.row_count_order, on_failure=self.on_failure)
+                                  row_count_order=self.row_count_order, on_failure=self.on_failure,
+                                  notices=self.notices.blocking if self.notices is not None else None)
         if self._next_after_emit:
             self._next_after_emit = False
             if not self.paused:
@@ -291,7 +311,7 @@ class IncrementalSnapshot(SnapshotSignals):
             while self.collections:
                 t = self._table(conn)
                 if t is None:  # gone, empty, or without a key: next table
-                    self._table_done()
+                    self._table_done(self._skip_status)
                     continue
                 rows = select_chunk(conn, t, self.read_key, self.max_key, self.chunk_size)
                 if rows:
@@ -305,19 +325,32 @@ class IncrementalSnapshot(SnapshotSignals):
                             continue
                         self.buffer[tuple(values[i] for i in t.pk_idx)] = row
                     self.read_key = tuple(str(rows[-1][i]) for i in t.chunk_idx)
+                    self.table_rows += len(rows)
+                    if self.notices is not None:
+                        self.notices.in_progress(self.correlation_id, self._names(), self.max_key or (),
+                                                 self.read_key)
                     break
                 log.info("incremental snapshot of %s.%s done", *t.plan.name)
-                self._table_done()
+                self._table_done("SUCCEEDED")
         finally:
             conn.execute("COMMIT")
         if not self.collections:
             log.info("incremental snapshot finished: %d record(s)", self.rows)
 
-    def _table_done(self) -> None:
+    def _names(self) -> list[str]:
+        return [c[0] for c in self.collections]
+
+    def _table_done(self, status: str) -> None:
+        """The first collection is read (`status`: Debezium's TableScanCompletionStatus); on to the next."""
+        if self.notices is not None:
+            self.notices.table_done(self.correlation_id, self._names(), self.table_rows, status)
+        self.table_rows = 0
         self.collections.pop(0)
         self.key = self.max_key = self.read_key = None
         self.current = self.current_name = None
         if not self.collections:
+            if self.notices is not None:
+                self.notices.completed(self.correlation_id)
             self.correlation_id = None
 
     def _insert(self, conn: psycopg.Connection, sig_id: str, kind: str, data: str) -> None:
@@ -332,13 +365,16 @@ class IncrementalSnapshot(SnapshotSignals):
         events = self.build(schema, table)
         if events is None:
             log.warning("incremental snapshot: table %s is not captured or no longer exists; skipped", name)
+            self._skip_status = "UNKNOWN_SCHEMA"
             return None
         t = chunk_table(conn, schema, table, events, condition, surrogate)
         if t is None:
+            self._skip_status = "NO_PRIMARY_KEY"
             return None
         if self.max_key is None:
             self.max_key = max_key(conn, t)
             if self.max_key is None:
+                self._skip_status = "EMPTY"
                 log.info("incremental snapshot of %s: no rows", name)
                 return None
             log.info("incremental snapshot of %s up to key %s", name, list(self.max_key))

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pgcdc.capture.incremental_chunks import ChunkTable
 from pgcdc.capture.signals import Collection, parse_signal_data, snapshot_request, stopped
+
+if TYPE_CHECKING:
+    from pgcdc.notifications.snapshots import IncrementalSnapshotNotices
 
 # The incremental snapshot's logger (incremental.py), so its log lines keep their logger name.
 log = logging.getLogger("pgcdc.capture.incremental")
@@ -41,6 +44,7 @@ class SnapshotSignals:
     _next_after_emit: bool
     running: Any  # a property of IncrementalSnapshot
     _close_window: Callable[[str], None]
+    notices: IncrementalSnapshotNotices | None
 
     def _signal(self, sig_id: str | None, kind: str | None, data_text: str | None, sequence: str) -> None:
         if kind == OPEN:
@@ -60,10 +64,14 @@ class SnapshotSignals:
             if self.running and not self.paused:
                 log.info("incremental snapshot paused (signal %s)", sig_id)
                 self.paused = True
+                if self.notices is not None:
+                    self.notices.paused(self.correlation_id, [c[0] for c in self.collections])
         elif kind == "resume-snapshot":
             if self.paused:
                 log.info("incremental snapshot resumed (signal %s)", sig_id)
                 self.paused = False
+                if self.notices is not None and self.running:
+                    self.notices.resumed(self.correlation_id, [c[0] for c in self.collections])
                 if self.window is None and self.running:
                     self._next_after_emit = True
         elif kind == "log":
@@ -90,10 +98,16 @@ class SnapshotSignals:
             self.correlation_id = sig_id
             self.key = self.max_key = None
             self._next_after_emit = not self.paused
+            if self.notices is not None:
+                self.notices.started(sig_id, [c[0] for c in self.collections])
 
     def _stop(self, data: dict[str, Any]) -> None:
         removed = stopped(data, [c[0] for c in self.collections])
         self.collections = [c for c in self.collections if c[0] not in removed]
+        if self.notices is not None and (removed or self.collections):
+            # Debezium notifies a stop of a running snapshot, naming the tables it removed (none, when the
+            # signal named none of them)
+            self.notices.aborted(self.correlation_id, removed)
         if not removed:
             return
         log.info("incremental snapshot stopped for %s", removed)

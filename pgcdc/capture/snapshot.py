@@ -23,7 +23,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 
@@ -36,6 +36,9 @@ from pgcdc.capture.snapshot_records import TableRecords
 from pgcdc.errors import ValueConversionError
 from pgcdc.lsn import format_lsn
 from pgcdc.sink import Sink
+
+if TYPE_CHECKING:
+    from pgcdc.notifications.snapshots import InitialSnapshotNotices
 
 log = logging.getLogger(__name__)
 
@@ -67,8 +70,9 @@ class Snapshot:
                  checkpoint: Callable[[SnapshotProgress], None] | None = None, flush_interval_s: float = 1.0,
                  stop: threading.Event | None = None, metrics: SnapshotMetrics | None = None,
                  reporter: ProgressReporter | None = None, parts: Callable[[str, bytes], Any] | None = None,
-                 on_failure: OnFailure | None = None) -> None:
+                 on_failure: OnFailure | None = None, notices: InitialSnapshotNotices | None = None) -> None:
         self.sink = sink
+        self.notices = notices  # notification.enabled.channels: Debezium's notifications (pgcdc/notifications)
         self.on_failure = on_failure  # event.processing.failure.handling.mode; None: a failing row stops
         # The converting sink's senders of records as their parts (converters/sink.py EventSend), or None.
         self.parts = parts
@@ -106,6 +110,29 @@ class Snapshot:
             ) -> int | None:
         """Emit every row of `plans` (all tables, in order; `row_count_order`: sorted by their row counts first).
         Returns the snapshot's xid, or None if stopped (progress checkpointed)."""
+        notices = self.notices
+        if notices is None:
+            return self._run(connect, snapshot_name, plans, resume, threads, chunk_rows, fetch_size,
+                             lock_timeout_ms, row_count_order)
+        notices.started()
+        try:
+            xid = self._run(connect, snapshot_name, plans, resume, threads, chunk_rows, fetch_size,
+                            lock_timeout_ms, row_count_order)
+        except BaseException:
+            try:  # Debezium: the snapshot did not complete (an error, or interrupted)
+                notices.aborted()
+            except Exception:  # the sink may be what failed: the snapshot's own error is the one to report
+                log.debug("the ABORTED notification could not be sent", exc_info=True)
+            raise
+        if xid is None:
+            notices.aborted()
+        else:
+            notices.completed()
+        return xid
+
+    def _run(self, connect: Callable[[], psycopg.Connection], snapshot_name: str | None, plans: list[TablePlan],
+             resume: SnapshotProgress | None, threads: int, chunk_rows: int, fetch_size: int, lock_timeout_ms: int,
+             row_count_order: str | None) -> int | None:
         coord = connect()
         try:
             begin_snapshot(coord, snapshot_name, lock_timeout_ms)
@@ -209,6 +236,8 @@ class Snapshot:
         # JSON, key, first row of its table, primary key text).
         pending: tuple[TablePlan, bytes, bytes | None, bool, tuple[str, ...] | None] | None = None
         ended = False
+        notices = self.notices
+        table_rows = 0  # rows of the current table read in this run (a notification's total_rows_scanned)
         cut: set[int] = set()  # tables whose last row was left out: no record of theirs ends them
 
         def emit_pending(mark: str) -> None:
@@ -236,6 +265,9 @@ class Snapshot:
             parts = rec.parts
             if chunk.index == 0:
                 self.reporter.table_started(name)
+                table_rows = 0
+                if notices is not None:  # before the previous table's held-back last record, as Debezium
+                    notices.table_started(name)
             first_row = chunk.index == 0 and plan.after is None
             tail_left_out = False  # the chunk's last row left out (event.processing.failure.handling.mode)
             for batch in rows:
@@ -289,6 +321,7 @@ class Snapshot:
                     ended = False
                     first_row = False
                 self.reporter.add(name, len(batch))
+                table_rows += len(batch)
                 if stop.is_set() or (checkpoint is not None and time.monotonic() >= next_flush):
                     if checkpoint is not None:
                         checkpoint(self.progress())
@@ -303,6 +336,8 @@ class Snapshot:
                 elif pending is not None and pending[0] is plan:
                     ended = True
                 self.reporter.table_done(name)
+                if notices is not None:
+                    notices.table_done(name, table_rows)
             fill()
         if pending is not None:
             emit_pending("last")

@@ -38,6 +38,8 @@ CASES: list[tuple[str, dict[str, str | None], str, str]] = [
     ("port out of range", {"database.port": "70000"}, "", "database.port: Input should be less than 65536"),
     ("negative fetch size", {"snapshot.fetch.size": "-1"}, "", "snapshot.fetch.size: Input should be greater than 0"),
     ("negative flush interval", {"offset.flush.interval.ms": "-5"}, "", "offset.flush.interval.ms: Input should be"),
+    ("notification sink without topic", {"notification.enabled.channels": "log,sink"}, "",
+     "notification.sink.topic.name: Notification topic name must be provided"),
     ("zero status interval", {"status.update.interval.ms": "0"}, "", "status.update.interval.ms: Input should be"),
     ("negative heartbeat", {"heartbeat.interval.ms": "-1"}, "", "heartbeat.interval.ms: Input should be"),
     ("zero snapshot threads", {"snapshot.max.threads": "0"}, "", "snapshot.max.threads: Input should be"),

@@ -62,10 +62,10 @@ def test_read_only_visibility_follows_the_snapshot() -> None:
     assert inc._visible(0xFFFFFFF0) and inc._visible(4) and not inc._visible(25)
 
 
-@pytest.mark.parametrize(("include", "snapshotted"), [("public.t", False), ("public.t,public.sig", True)])
+@pytest.mark.parametrize(("include", "snapshotted"), [("public.t", False), ("public.t,public.sig", False)])
 def test_signal_table_is_captured_but_left_out_of_the_initial_snapshot(include: str, snapshotted: bool) -> None:
-    """Measured on Debezium 3.6: the signal table joins a filtered publication and its rows are emitted, but the
-    initial snapshot reads it only when the filters name it."""
+    """Measured on Debezium 3.6.3: the signal table joins a filtered publication and its rows are emitted, but the
+    initial snapshot never reads it, even when table.include.list names it and it holds rows."""
     from pgcdc.config import build_config
 
     c = build_config({"name": "x", "topic.prefix": "p", "database.hostname": "h", "database.user": "u",

@@ -1,0 +1,147 @@
+"""What Debezium 3.6 notifies about snapshots (InitialSnapshotNotificationService and
+IncrementalSnapshotNotificationService), built from what pgcdc's snapshot code knows at a table, chunk or window.
+
+Every notification's additional data has `connector_name` (topic.prefix, Debezium's logical name); Debezium puts
+the other entries in a HashMap copied from a `Map.of`, and so does this module (capture/java_order.py).
+An initial snapshot's notifications have random UUIDs for ids; an incremental snapshot's have the id of the
+signal that started it (its correlation id), a random UUID when there is none.
+
+Initial snapshot (measured): STARTED; per table IN_PROGRESS (`current_collection_in_progress`, and
+`data_collections`: the tables read, in a Java HashSet's order) before its first record and
+TABLE_SCAN_COMPLETED (`scanned_collection`, `total_rows_scanned`, `status` SUCCEEDED, and `data_collections`:
+the captured tables in Debezium's order, the signal table among them) after its rows were read; COMPLETED after
+the last record, or ABORTED when the snapshot stopped or failed. A start that reads no snapshot sends SKIPPED.
+A blocking snapshot sends the same, its tables the signal's.
+
+Incremental snapshot (measured): STARTED (`data_collections`) when a signal starts one; IN_PROGRESS
+(`data_collections`, `current_collection_in_progress`, `maximum_key`, `last_processed_key`: the key values'
+PostgreSQL text, which Java's toString equals for integers and text, joined by commas) per chunk read;
+TABLE_SCAN_COMPLETED (`data_collections`, `scanned_collection`, `total_rows_scanned`, `status`: SUCCEEDED, EMPTY,
+NO_PRIMARY_KEY, UNKNOWN_SCHEMA) per table; COMPLETED after the last; PAUSED, RESUMED (`data_collections`) and
+ABORTED (`data_collections`: the tables a stop-snapshot removed) on those signals. `data_collections` lists the
+tables still to be read, the current one first.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from collections.abc import Iterable
+
+from pgcdc.capture.java_order import java_hashmap_copy_order, java_hashset_copy_order
+from pgcdc.notifications import Notification, Notifier
+
+INITIAL = "Initial Snapshot"
+INCREMENTAL = "Incremental Snapshot"
+
+
+def build(notifier: Notifier, aggregate_type: str, kind: str, data: dict[str, str],
+          notification_id: str | None = None) -> Notification:
+    """A notification of `kind` with `data` (in Debezium's Map.of argument order) and connector_name."""
+    full = {**data, "connector_name": notifier.connector_name}
+    ordered = {k: full[k] for k in java_hashmap_copy_order(list(data), ["connector_name"])}
+    return Notification(notification_id or str(uuid.uuid4()), aggregate_type, kind, ordered,
+                        time.time_ns() // 1_000_000)
+
+
+class InitialSnapshotNotices:
+    """An initial snapshot's notifications. `snapshotted`: the tables it reads (`schema.table`, in reading
+    order); `captured`: Debezium's captured tables, in its order (`captured_order`)."""
+
+    def __init__(self, notifier: Notifier, snapshotted: Iterable[str], captured: Iterable[str]) -> None:
+        self.notifier = notifier
+        self.reading = ",".join(java_hashset_copy_order(list(snapshotted)))
+        self.captured = ",".join(captured)
+
+    def _send(self, kind: str, data: dict[str, str] | None = None) -> None:
+        self.notifier.notify(build(self.notifier, INITIAL, kind, data or {}))
+
+    def started(self) -> None:
+        self._send("STARTED")
+
+    def table_started(self, table: str) -> None:
+        self._send("IN_PROGRESS", {"current_collection_in_progress": table, "data_collections": self.reading})
+
+    def table_done(self, table: str, rows: int) -> None:
+        self._send("TABLE_SCAN_COMPLETED", {"scanned_collection": table, "data_collections": self.captured,
+                                            "total_rows_scanned": str(rows), "status": "SUCCEEDED"})
+
+    def completed(self) -> None:
+        self._send("COMPLETED")
+
+    def aborted(self) -> None:
+        self._send("ABORTED")
+
+
+def skipped(notifier: Notifier) -> None:
+    """A start that reads no initial snapshot (snapshot.mode, or one already done): SKIPPED."""
+    notifier.notify(build(notifier, INITIAL, "SKIPPED", {}))
+
+
+def captured_order(tables: Iterable[str], include_list: Iterable[str], signal_table: str | None) -> list[str]:
+    """Debezium's captured tables (RelationalSnapshotChangeEventSource.addSignalingCollectionAndSort): those
+    each table.include.list pattern matches (case-insensitively, the whole name), pattern by pattern, each
+    pattern's sorted; every table, sorted, without an include list; then the signal table's pattern's."""
+    names = list(tables)
+    patterns = list(include_list) or [".*"]
+    if signal_table:
+        patterns.append(signal_table)
+    out: dict[str, None] = {}
+    for pattern in patterns:
+        regex = re.compile(pattern, re.IGNORECASE)
+        for name in sorted(n for n in names if regex.fullmatch(n)):
+            out.setdefault(name, None)
+    return list(out)
+
+
+def java_key_text(values: Iterable[str | None]) -> str:
+    """A key as Debezium writes it in IN_PROGRESS: each value's Java toString (for integers and text, the
+    PostgreSQL text pgcdc holds), `<null>` for null, joined by commas."""
+    return ",".join("<null>" if v is None else v for v in values)
+
+
+class IncrementalSnapshotNotices:
+    """An incremental snapshot's notifications; `collections` are `schema.table` names, the current first.
+    `include_list` and `signal_table` order a blocking snapshot's tables as Debezium lists them (`blocking`)."""
+
+    def __init__(self, notifier: Notifier, include_list: Iterable[str] = (), signal_table: str | None = None) -> None:
+        self.notifier = notifier
+        self.include_list = list(include_list)
+        self.signal_table = signal_table
+
+    def blocking(self, tables: list[str]) -> InitialSnapshotNotices:
+        """The notifications of a blocking snapshot of `tables` (in reading order): an initial snapshot's
+        (measured: "Initial Snapshot" STARTED, IN_PROGRESS, TABLE_SCAN_COMPLETED, COMPLETED), its captured
+        tables the signal's."""
+        return InitialSnapshotNotices(self.notifier, tables, captured_order(tables, self.include_list,
+                                                                            self.signal_table))
+
+    def _send(self, correlation_id: str | None, kind: str, data: dict[str, str]) -> None:
+        self.notifier.notify(build(self.notifier, INCREMENTAL, kind, data, correlation_id))
+
+    def started(self, correlation_id: str | None, collections: list[str]) -> None:
+        self._send(correlation_id, "STARTED", {"data_collections": ",".join(collections)})
+
+    def paused(self, correlation_id: str | None, collections: list[str]) -> None:
+        self._send(correlation_id, "PAUSED", {"data_collections": ",".join(collections)})
+
+    def resumed(self, correlation_id: str | None, collections: list[str]) -> None:
+        self._send(correlation_id, "RESUMED", {"data_collections": ",".join(collections)})
+
+    def aborted(self, correlation_id: str | None, stopped: list[str]) -> None:
+        self._send(correlation_id, "ABORTED", {"data_collections": ",".join(stopped)})
+
+    def in_progress(self, correlation_id: str | None, collections: list[str], maximum_key: Iterable[str | None],
+                    last_key: Iterable[str | None]) -> None:
+        self._send(correlation_id, "IN_PROGRESS", {
+            "data_collections": ",".join(collections), "current_collection_in_progress": collections[0],
+            "maximum_key": java_key_text(maximum_key), "last_processed_key": java_key_text(last_key)})
+
+    def table_done(self, correlation_id: str | None, collections: list[str], rows: int, status: str) -> None:
+        self._send(correlation_id, "TABLE_SCAN_COMPLETED", {
+            "data_collections": ",".join(collections), "scanned_collection": collections[0],
+            "total_rows_scanned": str(rows), "status": status})
+
+    def completed(self, correlation_id: str | None) -> None:
+        self._send(correlation_id, "COMPLETED", {})
