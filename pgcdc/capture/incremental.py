@@ -130,7 +130,7 @@ class IncrementalSnapshot(SnapshotSignals):
     def start(self) -> None:
         """After (re)start: continue a snapshot the offsets say is under way."""
         if self.collections:
-            log.info("incremental snapshot resumed: %s, %s", [c[0] for c in self.collections],
+            log.info("incremental snapshot resumed: %s, %s", self._names(),
                      f"after key {list(self.key)}" if self.key else "from the first table's start")
             if not self.paused:
                 self.read_chunk()
@@ -336,9 +336,6 @@ class IncrementalSnapshot(SnapshotSignals):
             conn.execute("COMMIT")
         if not self.collections:
             log.info("incremental snapshot finished: %d record(s)", self.rows)
-
-    def _names(self) -> list[str]:
-        return [c[0] for c in self.collections]
 
     def _table_done(self, status: str) -> None:
         """The first collection is read (`status`: Debezium's TableScanCompletionStatus); on to the next."""

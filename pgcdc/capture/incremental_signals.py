@@ -46,6 +46,10 @@ class SnapshotSignals:
     _close_window: Callable[[str], None]
     notices: IncrementalSnapshotNotices | None
 
+    def _names(self) -> list[str]:
+        """The names of the tables still to be read, the current one first."""
+        return [c[0] for c in self.collections]
+
     def _signal(self, sig_id: str | None, kind: str | None, data_text: str | None, sequence: str) -> None:
         if kind == OPEN:
             if self.window is not None and sig_id == f"{self.window}-open":
@@ -65,13 +69,13 @@ class SnapshotSignals:
                 log.info("incremental snapshot paused (signal %s)", sig_id)
                 self.paused = True
                 if self.notices is not None:
-                    self.notices.paused(self.correlation_id, [c[0] for c in self.collections])
+                    self.notices.paused(self.correlation_id, self._names())
         elif kind == "resume-snapshot":
             if self.paused:
                 log.info("incremental snapshot resumed (signal %s)", sig_id)
                 self.paused = False
                 if self.notices is not None and self.running:
-                    self.notices.resumed(self.correlation_id, [c[0] for c in self.collections])
+                    self.notices.resumed(self.correlation_id, self._names())
                 if self.window is None and self.running:
                     self._next_after_emit = True
         elif kind == "log":
@@ -81,7 +85,7 @@ class SnapshotSignals:
 
     def _execute(self, sig_id: str | None, data: dict[str, Any]) -> None:
         request = snapshot_request(sig_id, data, [f"{s}.{t}" for s, t in self.captured()],
-                                   [c[0] for c in self.collections], self.table_order)
+                                   self._names(), self.table_order)
         if request is None:
             return
         added = request.tables
@@ -99,10 +103,10 @@ class SnapshotSignals:
             self.key = self.max_key = None
             self._next_after_emit = not self.paused
             if self.notices is not None:
-                self.notices.started(sig_id, [c[0] for c in self.collections])
+                self.notices.started(sig_id, self._names())
 
     def _stop(self, data: dict[str, Any]) -> None:
-        removed = stopped(data, [c[0] for c in self.collections])
+        removed = stopped(data, self._names())
         self.collections = [c for c in self.collections if c[0] not in removed]
         if self.notices is not None and (removed or self.collections):
             # Debezium notifies a stop of a running snapshot, naming the tables it removed (none, when the

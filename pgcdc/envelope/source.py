@@ -49,13 +49,18 @@ TRANSACTION_SCHEMA: dict[str, Any] = {
     "version": 1,
 }
 
-TX_KEY_SCHEMA: dict[str, Any] = {
-    "type": "struct",
-    "fields": [{"type": "string", "optional": False, "field": "id"}],
-    "optional": False,
-    "name": "io.debezium.connector.common.TransactionMetadataKey",
-    "version": 1,
-}
+def id_key_schema(name: str) -> dict[str, Any]:
+    """Debezium's key of a record about the connector (a transaction, a notification): one string `id`."""
+    return {
+        "type": "struct",
+        "fields": [{"type": "string", "optional": False, "field": "id"}],
+        "optional": False,
+        "name": name,
+        "version": 1,
+    }
+
+
+TX_KEY_SCHEMA = id_key_schema("io.debezium.connector.common.TransactionMetadataKey")
 
 TX_VALUE_SCHEMA: dict[str, Any] = {
     "type": "struct",

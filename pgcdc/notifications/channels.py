@@ -13,17 +13,12 @@ import logging
 from typing import Any
 
 from pgcdc.envelope import connect
+from pgcdc.envelope.source import id_key_schema
 from pgcdc.notifications import LOG, SINK, Notification
 
 log = logging.getLogger("pgcdc.notifications")
 
-NOTIFICATION_KEY_SCHEMA: dict[str, Any] = {
-    "type": "struct",
-    "fields": [{"type": "string", "optional": False, "field": "id"}],
-    "optional": False,
-    "name": "io.debezium.connector.common.NotificationKey",
-    "version": 1,
-}
+NOTIFICATION_KEY_SCHEMA = id_key_schema("io.debezium.connector.common.NotificationKey")
 
 NOTIFICATION_VALUE_SCHEMA: dict[str, Any] = {
     "type": "struct",
