@@ -197,7 +197,17 @@ def integer_temporal(typname: str, precision: int, bits: int) -> Canon | None:
             return _EPOCH + v * unit
     else:
         return None
-    return lambda v: convert(v) if type(v) is int else v
+
+    def guarded(v: Any) -> Any:
+        """A number Python's dates cannot hold (Debezium's sentinels of infinity, BC dates) is Unrepresentable,
+        as the source's value is."""
+        if type(v) is not int:
+            return v
+        try:
+            return convert(v)
+        except OverflowError:
+            return Unrepresentable(str(v))
+    return guarded
 
 
 def _canon_for(typname: str, typtype: str, string_target: bool = False) -> Canon:

@@ -151,3 +151,30 @@ def test_an_integer_for_a_type_without_one_is_a_verify_error_not_a_crash() -> No
     canon = _canon(Column("c", "timestamptz", "b", _canon_for("timestamptz", "b")), False, 64)
     with pytest.raises(AttributeError):  # verify turns it into one line naming the column (VerifyError)
         canon(5)
+
+
+# Debezium's numbers for dates and timestamps Python cannot hold, as a Protobuf target lands them: infinity's
+# sentinels (streaming and snapshot), a BC date, and a timestamp past year 9999 (typname, precision, bits,
+# PostgreSQL's value as verify loads it, the target's number).
+BEYOND_PYTHON = [
+    ("date", -1, 32, Unrepresentable("infinity"), -2_147_472_692),
+    ("date", -1, 32, Unrepresentable("-infinity"), -625_821_272),
+    ("date", -1, 32, Unrepresentable("0044-03-15 BC"), -735_160),
+    ("timestamp", 6, 64, Unrepresentable("infinity"), 9_223_372_036_825_200_000),
+    ("timestamp", 3, 64, Unrepresentable("12345-06-07 00:00:00"), 327_416_947_200_000),
+]
+
+
+@pytest.mark.parametrize(("typname", "precision", "bits", "pg", "target"), BEYOND_PYTHON)
+def test_integer_temporals_python_cannot_hold_are_unrepresentable(typname: str, precision: int, bits: int, pg: Any,
+                                                                  target: int) -> None:
+    """Both sides unrepresentable: the row is listed so, neither a difference nor a stop; in an array, only where
+    every other element is equal."""
+    column = Column("c", typname, "b", _canon(Column("c", typname, "b", _canon_for(typname, "b"), precision),
+                                              False, bits), precision)
+    assert _compare([column], [column.canon(pg)], [column.canon(target)], set()) == ([], ["c"])
+    array = Column("c", f"_{typname}", "b", _canon(Column("c", f"_{typname}", "b", _canon_for(f"_{typname}", "b"),
+                                                          precision), False, bits), precision)
+    equal, other = (array.canon(v) for v in ([pg, None], [target, None]))
+    assert _compare([array], [equal], [other], set()) == ([], ["c"])
+    assert _compare([array], [array.canon([pg, None])], [array.canon([target, 0])], set()) == (["c"], [])
