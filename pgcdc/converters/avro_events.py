@@ -51,9 +51,9 @@ class AvroEvents:
     as the envelope holds them (JsonConverter's form). `header` (the wire format's magic byte and schema id) is
     set by the caller before the first event."""
 
-    __slots__ = ("_after", "_after_schema", "_before", "_end", "_fast", "_head", "_mid", "_no_after", "_no_before",
-                 "_ops", "_parsed", "_read_at", "_read_middle", "_row", "_segments", "_source_fields", "_ts", "_tx",
-                 "header", "lsn_w", "seq_w", "txn")
+    __slots__ = ("_after", "_after_schema", "_before", "_end", "_fast", "_head", "_mid", "_ms", "_no_after",
+                 "_no_before", "_ops", "_parsed", "_read_at", "_read_middle", "_row", "_segments", "_source_fields",
+                 "_ts", "_tx", "header", "lsn_w", "seq_w", "txn")
 
     def __init__(self, connect_schema: dict[str, Any], avro_text: str) -> None:
         envelope = spavro.schema.parse(orjson.dumps(writer_schema(avro_text)).decode())
@@ -78,6 +78,8 @@ class AvroEvents:
         self._no_after = _bytes(self._after, None)
         # One writer per timestamp field: three calls cost less than building a record's dict per event.
         self._ts = tuple(get_writer(fields[name].type.to_json()) for name in ("ts_ms", "ts_us", "ts_ns"))
+        # ts_ms's bytes, written by spavro once per millisecond: (the millisecond, its bytes)
+        self._ms: tuple[int, bytes] = (-1, b"")
         after_schema = next(f for f in connect_schema["fields"] if f["field"] == "after")
         row = datum_function(after_schema, tuples=False)
         self._row: Callable[[Any], Any] = row if row is not None else (lambda v: v)
@@ -163,9 +165,15 @@ class AvroEvents:
             write(self._no_after)
         else:
             self._after(out, after if datum is None else datum(after))
-        self._source(out, op, sequence, lsn)
-        ms, us, ns = self._ts
-        ms(out, now_ns // 1_000_000)
+        # The source block, `transaction`, `op` and the timestamps (`_source` and `_times`, inlined: the hot path)
+        write(self._head)
+        self.seq_w(out, sequence)
+        write(self._mid)
+        self.lsn_w(out, lsn)
+        write(self._end)
+        write(self._ops[op])
+        write(self._ms_bytes(now_ns // 1_000_000))
+        _, us, ns = self._ts
         us(out, now_ns // 1000)
         ns(out, now_ns)
         return out.getvalue()
@@ -189,11 +197,19 @@ class AvroEvents:
             datum = self._row(row)
         self._after(out, datum)
         write(self._read_middle)
-        ms, us, ns = self._ts
-        ms(out, now_ns // 1_000_000)
+        write(self._ms_bytes(now_ns // 1_000_000))
+        _, us, ns = self._ts
         us(out, now_ns // 1000)
         ns(out, now_ns)
         return out.getvalue()
+
+    def _ms_bytes(self, ms: int) -> bytes:
+        """An event's ts_ms: many events share a millisecond, so its bytes are kept."""
+        at, data = self._ms
+        if ms != at:
+            data = _bytes(self._ts[0], ms)
+            self._ms = (ms, data)
+        return data
 
     def _source(self, out: io.BytesIO, op: str, sequence: str, lsn: int) -> None:
         """The source block, `transaction` and `op`."""
@@ -238,36 +254,48 @@ def _transaction_writer(segments: tuple[list[Any], list[Any], list[Any]], source
                         ) -> Callable[[int, int, int, Any], tuple[bytes, bytes, bytes]]:
     """`f(ms, us, ns, xid)` -> the three runs of a transaction's source fields (`AvroEvents.transaction`'s
     `_head`, `_mid`, `_end`): the fields other than those numbers written by spavro once, here from `source`,
-    and each number by spavro per call. One function compiled per layout and values: names enter its source
-    only as generated identifiers."""
-    scope: dict[str, Any] = {"BytesIO": io.BytesIO}
-    lines = ["def tx(ms, us, ns, xid):", "    out = BytesIO()", "    write = out.write"]
+    and each number by spavro per call, but the commit's millisecond, whose bytes are kept (the transactions of
+    a millisecond share them). A run without such a number is the kept bytes joined, without a buffer. One
+    function compiled per layout and values: names enter its source only as generated identifiers."""
+    scope: dict[str, Any] = {"BytesIO": io.BytesIO, "P": _piece, "E": b""}
+    lines = ["def tx(ms, us, ns, xid):"]
     for i, fields in enumerate(segments):
-        if i:
-            lines.append(f"    at{i} = out.tell()")
+        pieces: list[str] = []  # in order: expressions of bytes, or calls of the writers named in `numbers`
+        numbers: list[str] = []  # spavro's writers of the numbers written per call, into the run's buffer `o{i}`
         run: list[Any] = []
         for f in [*fields, None]:
             if f is not None and f.name not in _PER_TRANSACTION:
                 run.append(f)
                 continue
             if run:
-                name = f"c{len(lines)}"
+                name = f"c{i}_{len(pieces)}"
                 scope[name] = _bytes(_record_writer(run), source)
-                lines.append(f"    write({name})")
+                pieces.append(name)
                 run = []
-            if f is not None:
-                name = f"w{len(lines)}"
-                scope[name] = get_writer(f.type.to_json())
-                lines.append(f"    {name}(out, {_ARGUMENTS[f.name]})")
-    lines += ["    data = out.getvalue()", "    return data[:at1], data[at1:at2], data[at2:]"]
+            if f is None:
+                continue
+            name = f"w{i}_{len(pieces)}"
+            scope[name] = get_writer(f.type.to_json())
+            if f.name == "ts_ms":
+                scope[f"k{name}"] = {}
+                pieces.append(f"(k{name}.get(ms) or P(k{name}, ms, {name}, ms))")
+            else:
+                pieces.append(f"{name}(o{i}, {_ARGUMENTS[f.name]})")
+                numbers.append(name)
+        if not numbers:
+            lines.append(f"    s{i} = {' + '.join(pieces) or 'E'}")
+            continue
+        lines += [f"    o{i} = BytesIO()", f"    w{i} = o{i}.write"]
+        lines += [f"    {p}" if p.split("(")[0] in numbers else f"    w{i}({p})" for p in pieces]
+        lines.append(f"    s{i} = o{i}.getvalue()")
+    lines.append("    return s0, s1, s2")
     exec(compile("\n".join(lines) + "\n", "<pgcdc avro transaction>", "exec"), scope)
     tx: Callable[[int, int, int, Any], tuple[bytes, bytes, bytes]] = scope["tx"]
     return tx
 
 
-def _piece(known: dict[tuple[Any, ...], bytes], values: tuple[Any, ...], write: Write,
-           record: dict[str, Any]) -> bytes:
-    """A run's bytes for `values`, written by spavro and kept (at most 64 distinct runs)."""
+def _piece(known: dict[Any, bytes], values: Any, write: Write, record: Any) -> bytes:
+    """A run's bytes for `values` (`record` as spavro takes them), written by spavro and kept (at most 64)."""
     if len(known) >= 64:
         known.clear()
     data = known[values] = _bytes(write, record)
