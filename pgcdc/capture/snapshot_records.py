@@ -84,8 +84,10 @@ class TableRecords:
         self._work = tuple((i, fn, null) for i, (fn, null) in enumerate(zip(events.fns, events.nulls))
                            if fn is not None or null is not None)
 
-    def render(self, rows: Sequence[Sequence[Any]]) -> tuple[list[bytes], list[bytes | None]]:
-        """(the rows' `after` JSON, their keys) for a batch of rows of COPY text in `events.names` order."""
+    def render(self, rows: Sequence[Sequence[Any]]) -> tuple[list[Any], list[bytes | None]]:
+        """(the rows' `after` JSON, their keys) for a batch of rows of COPY text in `events.names` order. Where
+        `parts` writes the records (Avro, from the rows themselves), the rows are left as they are: no JSON
+        written to be parsed again."""
         names = self.events.fields  # the rows' field names (columns are in `events.names` order)
         try:
             cols: list[Any] = list(zip(*rows))
@@ -100,7 +102,8 @@ class TableRecords:
             self._raise_failing(rows)
             afters = [self.events.row(r, self.lsn) for r in rows]
         try:
-            return self._serialize(afters)
+            keys = self._keys(afters)
+            return (afters if self.parts is not None else self._values(afters)), keys
         except orjson.JSONEncodeError as exc:  # a converted value JSON cannot carry: name it
             self._raise_failing(rows)
             raise ConversionError(f"cannot serialize a row of {self.events.schema}.{self.events.table} "
@@ -131,21 +134,21 @@ class TableRecords:
         where = f"in the initial snapshot for LSN {format_lsn(self.lsn)}"
         return where if row is None else self.events.located(row, where)
 
-    def _serialize(self, afters: list[dict[str, Any]]) -> tuple[list[bytes], list[bytes | None]]:
-        dumps = orjson.dumps
-        keys: list[bytes | None]
-        if self.key_template is not None:
-            template, key_payload = self.key_template, self.events.key_payload
-            key_json = [dumps(key_payload(a)) for a in afters]
-            if needs_jackson(b"".join(key_json)):
-                key_json = [jackson(k) if needs_jackson(k) else k for k in key_json]
-            keys = [template % k for k in key_json]
-        else:
-            keys = [self.events.key(a) for a in afters]
-        out = [dumps(a) for a in afters]
+    def _keys(self, afters: list[dict[str, Any]]) -> list[bytes | None]:
+        if self.key_template is None:
+            return [self.events.key(a) for a in afters]
+        template, key_payload, dumps = self.key_template, self.events.key_payload, orjson.dumps
+        key_json = [dumps(key_payload(a)) for a in afters]
+        if needs_jackson(b"".join(key_json)):
+            key_json = [jackson(k) if needs_jackson(k) else k for k in key_json]
+        return [template % k for k in key_json]
+
+    @staticmethod
+    def _values(afters: list[dict[str, Any]]) -> list[bytes]:
+        out = [orjson.dumps(a) for a in afters]
         if needs_jackson(b"".join(out)):  # rare: one scan of the batch, then only the rows that need it
             out = [jackson(a) if needs_jackson(a) else a for a in out]
-        return out, keys
+        return out
 
     def value(self, after: bytes, marker: str) -> bytes:
         now = time.time_ns()

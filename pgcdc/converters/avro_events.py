@@ -84,7 +84,7 @@ class AvroEvents:
         row = datum_function(after_schema, tuples=False)
         self._row: Callable[[Any], Any] = row if row is not None else (lambda v: v)
         # The capture's row as it is (avro_rows.py); None: every column is written as the row holds it. A
-        # snapshot's rows are parsed JSON (`read`): always through the compiled datum.
+        # snapshot's rows are never native (`read`): always through the compiled datum.
         self._after_schema = after_schema
         self._parsed = self._fast = row_datum(after_schema)
         # `transaction` (null: this path is not taken with transaction metadata) and `op`, per op.
@@ -178,24 +178,25 @@ class AvroEvents:
         ns(out, now_ns)
         return out.getvalue()
 
-    def read(self, after: bytes, sequence: str, lsn: int, now_ns: int) -> bytes:
-        """A snapshot record's value (op `r`, no `before`), its row as JSON bytes. A snapshot's `sequence` and
-        `lsn` are the same in all its records: everything between the row and the timestamps is written once
-        per marker."""
+    def read(self, after: dict[str, Any], sequence: str, lsn: int, now_ns: int) -> bytes:
+        """A snapshot record's value (op `r`, no `before`), its row as the snapshot converted it (JsonConverter's
+        form, never native). A snapshot's `sequence` and `lsn` are the same in all its records: everything
+        between the row and the timestamps is written once per marker."""
         if self._read_at != (self.txn, sequence, lsn):
             middle = io.BytesIO()
             self._source(middle, "r", sequence, lsn)
             self._read_middle, self._read_at = middle.getvalue(), (self.txn, sequence, lsn)
+        try:
+            return self._read(self._parsed, after, now_ns)
+        except Exception:  # a value of a shape the compiled datum does not take: the general way, from the start
+            return self._read(self._general, after, now_ns)
+
+    def _read(self, datum: Callable[[Any], Any] | None, after: dict[str, Any], now_ns: int) -> bytes:
         out = io.BytesIO()
         write = out.write
         write(self.header)
         write(self._no_before)
-        row = orjson.loads(after)
-        try:  # the compiled datum takes parsed rows too (a double is then a float, or "NaN" and the like)
-            datum = row if self._parsed is None else self._parsed(row)
-        except Exception:
-            datum = self._row(row)
-        self._after(out, datum)
+        self._after(out, after if datum is None else datum(after))
         write(self._read_middle)
         write(self._ms_bytes(now_ns // 1_000_000))
         _, us, ns = self._ts

@@ -217,8 +217,10 @@ class EventSend:
             raise self._failed(exc) from None
         self.send(self.topic, key, value, headers, None)
 
-    def read(self, key: bytes | None, headers: Headers, after: bytes, source: dict[str, Any], marker: str) -> None:
-        """A snapshot record: its row's JSON, and the snapshot's `source` block for its `marker`."""
+    def read(self, key: bytes | None, headers: Headers, after: dict[str, Any], source: dict[str, Any],
+             marker: str) -> None:
+        """A snapshot record: its row (as the snapshot converted it), and the snapshot's `source` block for its
+        `marker`."""
         key, headers = self._converted(key, headers)
         writer = self.writer
         if writer.txn != marker:
