@@ -51,7 +51,7 @@ class ReplicationStream:
 
     def read(self, timeout: float) -> XLogData | None:
         """The next XLogData frame, or None if none arrived within `timeout` seconds."""
-        deadline = time.monotonic() + timeout
+        deadline = None  # taken when the first wait starts: a frame already received costs no clock read
         pgconn = self.pgconn
         while True:
             nbytes, data = pgconn.get_copy_data(1)
@@ -77,6 +77,8 @@ class ReplicationStream:
                 raise SourceError("replication stream failed: "
                                   + pgconn.error_message.decode(errors="replace").strip())
             self.maybe_send_status()
+            if deadline is None:
+                deadline = time.monotonic() + timeout
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None
