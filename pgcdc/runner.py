@@ -40,8 +40,8 @@ from pgcdc.transforms.chain import TransformingSink
 from pgcdc.source import slot as slots
 from pgcdc.source import replica_identity
 from pgcdc.source.catalog import Catalog
-from pgcdc.source.connection import check_objects, check_server, connect, max_proto_version
-from pgcdc.source.stream import ReplicationStream
+from pgcdc.source.connection import check_objects, check_server, connect
+from pgcdc.source.stream import ReplicationStream, pgoutput_options
 from pgcdc.runner_snapshots import incremental_snapshots, initial_snapshot
 from pgcdc.snapshot_mode import snapshot_decision
 from pgcdc.tables import envelope_settings, table_lookup
@@ -253,7 +253,7 @@ class Connector:
                         "from the slot's confirmed position", c.name, where, c.slot_name, format_lsn(existing[0]),
                         f"a new snapshot (snapshot.mode={c.snapshot_mode}), then " if wants_snapshot else "")
         if existing is not None and stored and not wants_snapshot and not snapshot_in_progress(stored):
-            self._check_offset_against_slot(stored, existing[0])
+            slots.check_offset_against_slot(c, stored, existing[0])
         catch_up_from: int | None = None  # no exported snapshot: the stream position the rows must precede
         progress = SnapshotProgress.from_offset(stored) if stored else None
         if existing is None:
@@ -293,17 +293,9 @@ class Connector:
         if resume:
             log.info("resuming from stored offset lsn=%s lsn_commit=%s", format_lsn(resume.lsn),
                      format_lsn(resume.lsn_commit))
-        # pgoutput reads publication_names as a list of SQL identifiers: quoted, the publication created by its
-        # exact name (capitals, spaces, commas) is the one it finds.
-        publication = '"' + c.publication_name.replace('"', '""') + '"'
-        options = {"proto_version": str(max_proto_version(version)), "publication_names": publication}
-        if version >= 140000:
-            options["messages"] = "true"
-            if c.pgcdc_streaming == "on":  # big transactions arrive in blocks before they commit
-                options["streaming"] = "on"
         # replica.identity.autoset.values: when streaming starts, as Debezium's initConnection in startStreaming.
         replica_identity.autoset(conn, c)
-        stream.start(c.slot_name, resume.start_lsn if resume else 0, options)
+        stream.start(c.slot_name, resume.start_lsn if resume else 0, pgoutput_options(c, version))
         if hasattr(sink, "keepalive"):  # a producer waiting for room in its queue keeps the stream alive too
             sink.keepalive = stream.maybe_send_status
         slot_xmin = None
@@ -385,19 +377,6 @@ class Connector:
                 channels_inc.poll_channels(at.end_lsn if at else 0, at.xid if at else 0)  # signal.kafka.topic, .file
                 next_signal_poll = now + signal_interval
 
-
-    def _check_offset_against_slot(self, stored: dict[str, Any], confirmed: int) -> None:
-        """A stored position behind the slot's confirmed one: the changes in between cannot be read again."""
-        c = self.config
-        at = max(int(stored.get(k) or 0) for k in ("lsn", "lsn_proc", "lsn_commit"))
-        if at >= confirmed:
-            return
-        text = (f"stored offset {format_lsn(at)} is {confirmed - at} bytes behind slot {c.slot_name!r} "
-                f"(confirmed {format_lsn(confirmed)}): changes in between are no longer in the slot")
-        if c.pgcdc_offset_behind_slot == "fail":
-            raise SourceError(f"{text}; snapshot.mode=when_needed takes a new snapshot, "
-                              f"pgcdc.offset.behind.slot=warn streams on from the slot")
-        log.warning("%s; streaming on from the slot (pgcdc.offset.behind.slot=warn)", text)
 
     def _heartbeat_action(self) -> None:
         """heartbeat.action.query: a write to the captured database, so an idle one produces WAL to confirm."""

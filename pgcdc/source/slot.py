@@ -10,14 +10,14 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 from psycopg import sql
 
 from pgcdc.config import ConnectorConfig
 from pgcdc.errors import SourceError
-from pgcdc.lsn import parse_lsn
+from pgcdc.lsn import format_lsn, parse_lsn
 
 if TYPE_CHECKING:
     from pgcdc.source.stream import ReplicationStream
@@ -179,3 +179,16 @@ class StartUndo:
                 drop_publication(self.conn, self.config.publication_name)
         except psycopg.Error as exc:
             log.warning("could not undo start-up: %s", exc)
+
+
+def check_offset_against_slot(c: ConnectorConfig, stored: dict[str, Any], confirmed: int) -> None:
+    """A stored position behind the slot's confirmed one: the changes in between cannot be read again."""
+    at = max(int(stored.get(k) or 0) for k in ("lsn", "lsn_proc", "lsn_commit"))
+    if at >= confirmed:
+        return
+    text = (f"stored offset {format_lsn(at)} is {confirmed - at} bytes behind slot {c.slot_name!r} "
+            f"(confirmed {format_lsn(confirmed)}): changes in between are no longer in the slot")
+    if c.pgcdc_offset_behind_slot == "fail":
+        raise SourceError(f"{text}; snapshot.mode=when_needed takes a new snapshot, "
+                          f"pgcdc.offset.behind.slot=warn streams on from the slot")
+    log.warning("%s; streaming on from the slot (pgcdc.offset.behind.slot=warn)", text)

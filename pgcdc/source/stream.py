@@ -13,8 +13,10 @@ import time
 import psycopg
 from psycopg import pq
 
+from pgcdc.config import ConnectorConfig
 from pgcdc.errors import SourceError
 from pgcdc.lsn import PG_EPOCH_US, format_lsn
+from pgcdc.source.connection import max_proto_version
 from pgcdc.protocol.replication import PrimaryKeepalive, XLogData, parse_copy_data, standby_status_update
 
 log = logging.getLogger(__name__)
@@ -113,3 +115,16 @@ class ReplicationStream:
         except Exception:  # closing: the status is best effort, the offset store is the source of truth
             pass
         self.conn.close()
+
+
+def pgoutput_options(c: ConnectorConfig, server_version: int) -> dict[str, str]:
+    """START_REPLICATION's pgoutput options for the connector's publication on this server."""
+    # pgoutput reads publication_names as a list of SQL identifiers: quoted, the publication created by its
+    # exact name (capitals, spaces, commas) is the one it finds.
+    publication = '"' + c.publication_name.replace('"', '""') + '"'
+    options = {"proto_version": str(max_proto_version(server_version)), "publication_names": publication}
+    if server_version >= 140000:
+        options["messages"] = "true"
+        if c.pgcdc_streaming == "on":  # big transactions arrive in blocks before they commit
+            options["streaming"] = "on"
+    return options
