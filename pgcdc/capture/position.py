@@ -121,9 +121,11 @@ class SnapshotProgress:
     table: tuple[str, str] | None
     key: tuple[str, ...] | None
     rows: int  # records emitted so far, for the log
+    table_rows: int = 0  # records of `table` emitted up to `key` (its notification's total_rows_scanned)
 
     def to_offset(self) -> dict[str, Any]:
-        cursor = {"done": self.done, "table": self.table, "key": self.key, "rows": self.rows}
+        cursor = {"done": self.done, "table": self.table, "key": self.key, "rows": self.rows,
+                  "table_rows": self.table_rows}
         return {"last_snapshot_record": False, "lsn": self.end_lsn, "txId": self.xid, "ts_usec": self.ts_us,
                 "snapshot": "INITIAL", "snapshot_completed": False,
                 SNAPSHOT_PROGRESS_FIELD: json.dumps(cursor, separators=(",", ":"))}
@@ -142,7 +144,8 @@ class SnapshotProgress:
         key = cursor.get("key")
         return cls(int(offset.get("lsn") or 0), int(offset.get("txId") or 0), int(offset.get("ts_usec") or 0),
                    pair(cursor.get("done")), pair(cursor.get("table")),
-                   tuple(str(k) for k in key) if key is not None else None, int(cursor.get("rows") or 0))
+                   tuple(str(k) for k in key) if key is not None else None, int(cursor.get("rows") or 0),
+                   int(cursor.get("table_rows") or 0))
 
 
 def snapshot_in_progress(offset: dict[str, Any] | None) -> bool:

@@ -96,13 +96,15 @@ class Snapshot:
         self._partial: tuple[str, str] | None = None
         self._key: tuple[str, ...] | None = None
         self._resumed_rows = 0
+        self._table_rows = 0  # records of `_partial` handed to the sink, those before a restart included
+        self._resumed_table: tuple[tuple[str, str] | None, int] = (None, 0)  # (resumed table, its rows before)
         self._order: dict[int, int] = {}
         self._plans: list[TablePlan] = []
         self._prev_done: tuple[str, str] | None = None
 
     def progress(self) -> SnapshotProgress:
         return SnapshotProgress(self.lsn, self.xid, self.ts_us, self._done, self._partial, self._key,
-                                self._resumed_rows + self.events)
+                                self._resumed_rows + self.events, self._table_rows)
 
     def run(self, connect: Callable[[], psycopg.Connection], snapshot_name: str | None, plans: list[TablePlan], *,
             resume: SnapshotProgress | None = None, threads: int = 1, chunk_rows: int = 100_000,
@@ -183,6 +185,9 @@ class Snapshot:
             return plans
         self._done, self._partial, self._key = resume.done, resume.table, resume.key
         self._resumed_rows = self.metrics.resumed_rows = resume.rows
+        if resume.table is not None and resume.key is not None:  # continued after its key: its rows so far count
+            self._table_rows = resume.table_rows
+            self._resumed_table = (resume.table, resume.table_rows)
         todo = []
         for plan in plans:
             if resume.done is not None and plan.name <= resume.done:
@@ -237,7 +242,9 @@ class Snapshot:
         pending: tuple[TablePlan, bytes, bytes | None, bool, tuple[str, ...] | None] | None = None
         ended = False
         notices = self.notices
-        table_rows = 0  # rows of the current table read in this run (a notification's total_rows_scanned)
+        # rows of the current table read (a notification's total_rows_scanned), those emitted before a restart
+        # included: Debezium, which starts a snapshot over, reads every row of the table
+        table_rows = 0
         cut: set[int] = set()  # tables whose last row was left out: no record of theirs ends them
 
         def emit_pending(mark: str) -> None:
@@ -249,7 +256,7 @@ class Snapshot:
             else:
                 send(rec.topic, key, rec.value(after, mark), headers)
             self.events += 1
-            self._at(p_plan, pk)
+            self._at(p_plan, pk, 1)
 
         fill()
         while ahead:
@@ -265,7 +272,7 @@ class Snapshot:
             parts = rec.parts
             if chunk.index == 0:
                 self.reporter.table_started(name)
-                table_rows = 0
+                table_rows = self._resumed_table[1] if plan.name == self._resumed_table[0] else 0
                 if notices is not None:  # before the previous table's held-back last record, as Debezium
                     notices.table_started(name)
             first_row = chunk.index == 0 and plan.after is None
@@ -315,7 +322,7 @@ class Snapshot:
                             for i in range(start, n):
                                 send(topic, keys[i], rec.value(afters[i], "true"), headers)
                         self.events += n
-                        self._at(plan, tuple(part[n - 1][i] for i in pk_idx) if pk_idx is not None else None)
+                        self._at(plan, tuple(part[n - 1][i] for i in pk_idx) if pk_idx is not None else None, n)
                     pending = (plan, afters[n], keys[n], first_row and n == 0,
                                tuple(part[n][i] for i in pk_idx) if pk_idx is not None else None)
                     ended = False
@@ -343,10 +350,13 @@ class Snapshot:
             emit_pending("last")
         return True
 
-    def _at(self, plan: TablePlan, key: tuple[str, ...] | None) -> None:
-        """Records up to `key` of `plan`'s table are handed to the sink: the cursor `progress()` reports."""
+    def _at(self, plan: TablePlan, key: tuple[str, ...] | None, records: int) -> None:
+        """Records up to `key` of `plan`'s table are handed to the sink, `records` more of them: the cursor
+        `progress()` reports."""
         if plan.name != self._partial:
             i = self._order[id(plan)]
             self._done = self._plans[i - 1].name if i else self._prev_done
             self._partial = plan.name
+            self._table_rows = 0
         self._key = key
+        self._table_rows += records
