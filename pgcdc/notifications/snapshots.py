@@ -24,13 +24,16 @@ tables still to be read, the current one first.
 
 from __future__ import annotations
 
+import itertools
 import re
 import time
 import uuid
 from collections.abc import Iterable
+from decimal import Decimal
 
 from pgcdc.capture.java_order import java_hashmap_copy_order, java_hashset_copy_order
 from pgcdc.notifications import Notification, Notifier
+from pgcdc.pgtypes.java_float import double_text, float32_text, to_float32
 
 INITIAL = "Initial Snapshot"
 INCREMENTAL = "Incremental Snapshot"
@@ -95,10 +98,25 @@ def captured_order(tables: Iterable[str], include_list: Iterable[str], signal_ta
     return list(out)
 
 
-def java_key_text(values: Iterable[str | None]) -> str:
-    """A key as Debezium writes it in IN_PROGRESS: each value's Java toString (for integers and text, the
-    PostgreSQL text pgcdc holds), `<null>` for null, joined by commas."""
-    return ",".join("<null>" if v is None else v for v in values)
+def java_key_text(values: Iterable[str | None], types: Iterable[str] = ()) -> str:
+    """A key as Debezium writes it in IN_PROGRESS: each value's Java toString, `<null>` for null, joined by
+    commas. `types`: the key columns' format_type(); measured on 3.6: numeric is BigDecimal's text (`1E-7`),
+    boolean `true`/`false`, double precision and real Java's (`1.0E20`); integers, text, char(n), date, time,
+    uuid and the others PostgreSQL's text."""
+    return ",".join("<null>" if v is None else _java_value(v, t)
+                    for v, t in zip(values, itertools.chain(types, itertools.repeat(""))))
+
+
+def _java_value(text: str, type_name: str) -> str:
+    if type_name.startswith("numeric"):
+        return str(Decimal(text))  # Python's Decimal and BigDecimal share the to-scientific-string rule
+    if type_name == "boolean":
+        return {"t": "true", "f": "false"}.get(text, text)
+    if type_name == "double precision":
+        return double_text(float(text))
+    if type_name == "real":
+        return float32_text(to_float32(float(text)))
+    return text
 
 
 class IncrementalSnapshotNotices:
@@ -133,10 +151,11 @@ class IncrementalSnapshotNotices:
         self._send(correlation_id, "ABORTED", {"data_collections": ",".join(stopped)})
 
     def in_progress(self, correlation_id: str | None, collections: list[str], maximum_key: Iterable[str | None],
-                    last_key: Iterable[str | None]) -> None:
+                    last_key: Iterable[str | None], key_types: tuple[str, ...] = ()) -> None:
         self._send(correlation_id, "IN_PROGRESS", {
             "data_collections": ",".join(collections), "current_collection_in_progress": collections[0],
-            "maximum_key": java_key_text(maximum_key), "last_processed_key": java_key_text(last_key)})
+            "maximum_key": java_key_text(maximum_key, key_types),
+            "last_processed_key": java_key_text(last_key, key_types)})
 
     def table_done(self, correlation_id: str | None, collections: list[str], rows: int, status: str) -> None:
         self._send(correlation_id, "TABLE_SCAN_COMPLETED", {

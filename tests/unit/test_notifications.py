@@ -17,7 +17,7 @@ from pgcdc.errors import ConfigError
 from pgcdc.notifications import Notification, Notifier, make_notifier
 from pgcdc.notifications.channels import LogChannel, SinkChannel, log_text
 from pgcdc.notifications.snapshots import (IncrementalSnapshotNotices, InitialSnapshotNotices, captured_order,
-                                           skipped)
+                                           java_key_text, skipped)
 from pgcdc.sink.memory import MemorySink
 
 BASE = {"name": "x", "topic.prefix": "dbserver1", "database.hostname": "h", "database.user": "u",
@@ -248,3 +248,26 @@ def test_blocking_snapshot_notifications_name_the_signals_tables() -> None:
     blocking.table_done("public.a", 2)
     assert [n.additional_data["data_collections"] for n in rec.sent] == ["public.a,public.b", "public.b,public.a"]
     assert {n.aggregate_type for n in rec.sent} == {"Initial Snapshot"}
+
+
+# IN_PROGRESS keys as Java's toString of their JDBC values: the texts Debezium 3.6.3 wrote for numeric (BigDecimal),
+# boolean, double precision and real keys (tests/conformance/test_notifications_vs_debezium.py, typed_keys), with
+# the extremes and special values of each type; other types keep PostgreSQL's text.
+JAVA_KEYS = [
+    ("numeric", "0.0000001", "1E-7"), ("numeric", "-0.00000000025", "-2.5E-10"), ("numeric(10,2)", "1.50", "1.50"),
+    ("numeric", "100", "100"), ("numeric", "0.000001", "0.000001"), ("numeric", "NaN", "NaN"),
+    ("numeric", "12345678901234567890.5", "12345678901234567890.5"), ("boolean", "t", "true"),
+    ("boolean", "f", "false"), ("double precision", "1e+20", "1.0E20"), ("double precision", "0.1", "0.1"),
+    ("double precision", "-1e-06", "-1.0E-6"), ("double precision", "-0", "-0.0"),
+    ("double precision", "Infinity", "Infinity"), ("double precision", "NaN", "NaN"),
+    ("double precision", "1.7976931348623157e+308", "1.7976931348623157E308"), ("real", "0.1", "0.1"),
+    ("real", "1e+20", "1.0E20"), ("real", "3.4028235e+38", "3.4028235E38"), ("real", "-Infinity", "-Infinity"),
+    ("integer", "-2147483648", "-2147483648"), ("date", "2020-02-29", "2020-02-29"), ("character(4)", "ab  ", "ab  "),
+    ("uuid", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"),
+]
+
+
+@pytest.mark.parametrize(("type_name", "text", "java"), JAVA_KEYS)
+def test_in_progress_keys_are_javas_text(type_name: str, text: str, java: str) -> None:
+    assert java_key_text([text], [type_name]) == java
+    assert java_key_text(["1", text, None], ["integer", type_name, "text"]) == f"1,{java},<null>"
