@@ -213,6 +213,9 @@ class Snapshot:
                                               xid=self.xid, ts_us=self.ts_us, xmin=self.xmin)
             if self.parts is not None and rec.templates is not None:
                 rec.parts = self.parts(rec.topic, events.value_wrap.prefix)
+                native = rec.native() if rec.parts is not None else []
+                if native:  # the rows as Avro writes them: no Java text of a double, no base64
+                    rec.parts.native(native)
             plan.pk_index = tuple(events.names.index(c) for c in plan.pk) if plan.chunked else None
             columns = events.names
             for chunk in chunks(plan, split_points(coord, plan, chunk_rows)):

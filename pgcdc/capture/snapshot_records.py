@@ -23,6 +23,7 @@ from typing import Any
 import orjson
 
 from pgcdc.envelope.jsontext import jackson, needs_jackson
+from pgcdc.envelope.native import native_events
 from pgcdc.envelope.source import DEBEZIUM_VERSION
 from pgcdc.envelope.table import TableEvents
 from pgcdc.errors import ConversionError, ValueConversionError
@@ -80,9 +81,18 @@ class TableRecords:
         key_names = tuple(events.fields[i] for i in events.key_index)
         self.key_names = key_names
         self.key_template = _template(events.key_wrap(_KEY), ((b"\x01K", b"%b"),)) if key_names else None
-        # Columns whose text needs a function, or whose null becomes the type's fallback (NOT NULL columns).
-        self._work = tuple((i, fn, null) for i, (fn, null) in enumerate(zip(events.fns, events.nulls))
-                           if fn is not None or null is not None)
+        self._rows_of = events  # the row function of the cold path (a batch that failed)
+        self._work = _work(events.fns, events.nulls)
+
+    def native(self) -> list[str]:
+        """From now on the rows hold doubles, reals, numeric(p,s) and bytea as the Avro writer takes them
+        (envelope/native.py), for `parts`; the columns that do (none: rows stay as they were)."""
+        n = native_events(self.events)
+        if n is None:
+            return []
+        self._rows_of = n
+        self._work = _work(n.native_fns, n.nulls)
+        return [field for field, _ in n.back]
 
     def render(self, rows: Sequence[Sequence[Any]]) -> tuple[list[Any], list[bytes | None]]:
         """(the rows' `after` JSON, their keys) for a batch of rows of COPY text in `events.names` order. Where
@@ -100,7 +110,7 @@ class TableRecords:
             afters = [dict(zip(names, vals)) for vals in zip(*cols)] if cols else [{} for _ in rows]
         except Exception:  # name the row, column and value that failed; else the dict path's error
             self._raise_failing(rows)
-            afters = [self.events.row(r, self.lsn) for r in rows]
+            afters = [self._rows_of.row(r, self.lsn) for r in rows]
         try:
             keys = self._keys(afters)
             return (afters if self.parts is not None else self._values(afters)), keys
@@ -157,3 +167,8 @@ class TableRecords:
         return self.events.value({"before": None, "after": orjson.Fragment(after), "source": self.sources[marker],
                                   "transaction": None, "op": "r", "ts_ms": now // 1_000_000, "ts_us": now // 1000,
                                   "ts_ns": now})
+
+
+def _work(fns: Sequence[Any], nulls: Sequence[Any]) -> tuple[tuple[int, Any, Any], ...]:
+    """Columns whose text needs a function, or whose null becomes the type's fallback (NOT NULL columns)."""
+    return tuple((i, fn, null) for i, (fn, null) in enumerate(zip(fns, nulls)) if fn is not None or null is not None)

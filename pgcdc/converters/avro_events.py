@@ -101,7 +101,7 @@ class AvroEvents:
         where the others are plain and these are doubles or reals, a row is its own datum (avro_rows.py
         `rows_are_datums`)."""
         if rows_are_datums(self._after_schema, fields):
-            self._fast = None
+            self._fast = self._parsed = None
 
     @staticmethod
     def fits(connect_schema: dict[str, Any]) -> bool:

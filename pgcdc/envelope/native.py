@@ -40,6 +40,7 @@ class NativeEvents(TableEvents):
         self.__dict__.update(t.__dict__)
         self.__dict__.update(fills)
         self._row = _row_function(t.fields, fns, self.placeholders, t.refused)
+        self.native_fns = fns  # per column: text -> its value (native or JsonConverter's), as the row function
         self.whole = t
         self.back = back  # (field, to JsonConverter's form) per native column
 

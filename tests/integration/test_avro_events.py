@@ -238,6 +238,35 @@ def test_native_rows_are_the_datums(pg: PostgresCluster, dbname: str, monkeypatc
     assert decoded(parts, parts_conv) == decoded(general, general_conv)
 
 
+def test_snapshot_native_rows_are_the_datums(pg: PostgresCluster, dbname: str,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The initial snapshot of the same tables (NaN, the infinities, -0, the limits of real and double, 64-bit
+    integers, numeric at its precision, an empty and a TOASTed bytea, NULLs): their rows are read as Avro writes
+    them (envelope/native.py) and go to spavro as they are, no Java text of a double or base64 computed. The
+    records are the general path's."""
+    pg.execute(NATIVE_TABLE + f"; CREATE PUBLICATION pub_{dbname} FOR ALL TABLES", dbname)
+    for statement in (NATIVE_WORKLOAD[0], NATIVE_WORKLOAD[3], NATIVE_WORKLOAD[6],
+                      "INSERT INTO x VALUES (3, -0.0, 0.001, ''), (4, 1e308, NULL, NULL)"):
+        pg.execute(statement, dbname)
+    taken = parts_taken(monkeypatch, "read")
+    identity: list[tuple[str, bool]] = []
+    original = converting.EventSend.native
+
+    def native(self: Any, fields: Any) -> None:
+        original(self, fields)
+        identity.append((self.topic.rsplit(".", 1)[1], self.writer._parsed is None))
+
+    monkeypatch.setattr(converting.EventSend, "native", native)
+    rows = 5 + 4 + 1
+    parts, parts_conv = capture(pg, dbname, f"parts_{dbname}", rows, **{"snapshot.mode": "initial"})
+    assert identity == [("w", True), ("x", True), ("y", True)]
+    assert len(taken) == rows
+    monkeypatch.setattr(converting.ConvertingSink, "event_sender", lambda self, topic, head: None)
+    general, general_conv = capture(pg, dbname, f"general_{dbname}", rows, **{"snapshot.mode": "initial"})
+    assert len(parts) == len(general) == rows
+    assert decoded(parts, parts_conv, snapshot=True) == decoded(general, general_conv, snapshot=True)
+
+
 def test_unchanged_rows_with_native_bytes_are_skipped(pg: PostgresCluster, dbname: str) -> None:
     """skip.messages.without.change compares an update's old and new rows; on the Avro parts path a table's rows
     hold bytea and numeric(p,s) values as bytes from its second change on, and the comparison takes them."""
