@@ -83,8 +83,8 @@ class AvroEvents:
         after_schema = next(f for f in connect_schema["fields"] if f["field"] == "after")
         row = datum_function(after_schema, tuples=False)
         self._row: Callable[[Any], Any] = row if row is not None else (lambda v: v)
-        # The capture's row as it is (avro_rows.py); None: every column is written as the row holds it. A
-        # snapshot's rows are never native (`read`): always through the compiled datum.
+        # The capture's row as it is (avro_rows.py); None: every column is written as the row holds it
+        # (`native`). `_fast` for streamed rows, `_parsed` for a snapshot's (`read`).
         self._after_schema = after_schema
         self._parsed = self._fast = row_datum(after_schema)
         # `transaction` (null: this path is not taken with transaction metadata) and `op`, per op.
@@ -97,9 +97,9 @@ class AvroEvents:
         self._read_middle = b""
 
     def native(self, fields: Collection[str]) -> None:
-        """From now on the capture's rows hold `fields` as Avro writes them (floats, bytes: envelope/native.py);
-        where the others are plain and these are doubles or reals, a row is its own datum (avro_rows.py
-        `rows_are_datums`)."""
+        """From now on the rows (a stream's or a snapshot's: a writer serves one of them) hold `fields` as Avro
+        writes them (floats, bytes: envelope/native.py); where the others are plain, a row is its own datum
+        (avro_rows.py `rows_are_datums`)."""
         if rows_are_datums(self._after_schema, fields):
             self._fast = self._parsed = None
 
@@ -165,13 +165,7 @@ class AvroEvents:
             write(self._no_after)
         else:
             self._after(out, after if datum is None else datum(after))
-        # The source block, `transaction`, `op` and the timestamps (`_source` and `_times`, inlined: the hot path)
-        write(self._head)
-        self.seq_w(out, sequence)
-        write(self._mid)
-        self.lsn_w(out, lsn)
-        write(self._end)
-        write(self._ops[op])
+        self._source(out, op, sequence, lsn)
         write(self._ms_bytes(now_ns // 1_000_000))
         _, us, ns = self._ts
         us(out, now_ns // 1000)
@@ -180,8 +174,8 @@ class AvroEvents:
 
     def read(self, after: dict[str, Any], sequence: str, lsn: int, now_ns: int) -> bytes:
         """A snapshot record's value (op `r`, no `before`), its row as the snapshot converted it (JsonConverter's
-        form, never native). A snapshot's `sequence` and `lsn` are the same in all its records: everything
-        between the row and the timestamps is written once per marker."""
+        form, or native once `native` said so). A snapshot's `sequence` and `lsn` are the same in all its
+        records: everything between the row and the timestamps is written once per marker."""
         if self._read_at != (self.txn, sequence, lsn):
             middle = io.BytesIO()
             self._source(middle, "r", sequence, lsn)

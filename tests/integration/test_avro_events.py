@@ -93,6 +93,20 @@ def parts_taken(monkeypatch: pytest.MonkeyPatch, method: str = "__call__") -> li
     return taken
 
 
+def natives_watched(monkeypatch: pytest.MonkeyPatch, datum: str) -> list[tuple[str, bool]]:
+    """(table, whether its rows are now their own datum: the writer's `datum` function is None) per table whose
+    parts writer was told its rows are native, in order."""
+    identity: list[tuple[str, bool]] = []
+    original = converting.EventSend.native
+
+    def native(self: Any, fields: Any) -> None:
+        original(self, fields)
+        identity.append((self.topic.rsplit(".", 1)[1], getattr(self.writer, datum) is None))
+
+    monkeypatch.setattr(converting.EventSend, "native", native)
+    return identity
+
+
 def avro_connector(pg: PostgresCluster, dbname: str, name: str, props: dict[str, str]
                    ) -> tuple[Any, Any, ConvertingSink, Keep]:
     """(config, value converter, its converting sink, the kept records) of a connector `name` writing Avro
@@ -219,14 +233,7 @@ def test_native_rows_are_the_datums(pg: PostgresCluster, dbname: str, monkeypatc
     placeholder, a key-only old row's defaults) native too. The records are the general path's."""
     two_slots_then(pg, dbname, NATIVE_TABLE, NATIVE_WORKLOAD)
     taken = parts_taken(monkeypatch)
-    identity: list[tuple[str, bool]] = []
-    original = converting.EventSend.native
-
-    def native(self: Any, fields: Any) -> None:
-        original(self, fields)
-        identity.append((self.topic.rsplit(".", 1)[1], self.writer._fast is None))
-
-    monkeypatch.setattr(converting.EventSend, "native", native)
+    identity = natives_watched(monkeypatch, "_fast")
     changes = 5 + 2 + 2 + 2 + 1 + 1 + 1 + 1  # w: inserts, updates, deletes; x: the same; y: an insert, a delete
     expected = changes + 2 + 1 + 1  # and the deletes' tombstones
     parts, parts_conv = capture(pg, dbname, f"parts_{dbname}", changes)
@@ -249,14 +256,7 @@ def test_snapshot_native_rows_are_the_datums(pg: PostgresCluster, dbname: str,
                       "INSERT INTO x VALUES (3, -0.0, 0.001, ''), (4, 1e308, NULL, NULL)"):
         pg.execute(statement, dbname)
     taken = parts_taken(monkeypatch, "read")
-    identity: list[tuple[str, bool]] = []
-    original = converting.EventSend.native
-
-    def native(self: Any, fields: Any) -> None:
-        original(self, fields)
-        identity.append((self.topic.rsplit(".", 1)[1], self.writer._parsed is None))
-
-    monkeypatch.setattr(converting.EventSend, "native", native)
+    identity = natives_watched(monkeypatch, "_parsed")
     rows = 5 + 4 + 1
     parts, parts_conv = capture(pg, dbname, f"parts_{dbname}", rows, **{"snapshot.mode": "initial"})
     assert identity == [("w", True), ("x", True), ("y", True)]
