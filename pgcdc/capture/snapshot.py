@@ -97,7 +97,6 @@ class Snapshot:
         self._key: tuple[str, ...] | None = None
         self._resumed_rows = 0
         self._table_rows = 0  # records of `_partial` handed to the sink, those before a restart included
-        self._resumed_table: tuple[tuple[str, str] | None, int] = (None, 0)  # (resumed table, its rows before)
         self._order: dict[int, int] = {}
         self._plans: list[TablePlan] = []
         self._prev_done: tuple[str, str] | None = None
@@ -187,7 +186,6 @@ class Snapshot:
         self._resumed_rows = self.metrics.resumed_rows = resume.rows
         if resume.table is not None and resume.key is not None:  # continued after its key: its rows so far count
             self._table_rows = resume.table_rows
-            self._resumed_table = (resume.table, resume.table_rows)
         todo = []
         for plan in plans:
             if resume.done is not None and plan.name <= resume.done:
@@ -275,7 +273,9 @@ class Snapshot:
             parts = rec.parts
             if chunk.index == 0:
                 self.reporter.table_started(name)
-                table_rows = self._resumed_table[1] if plan.name == self._resumed_table[0] else 0
+                # the cursor's table is this one only when a resumed run starts it (the previous table's last
+                # record, held back, still names that table otherwise)
+                table_rows = self._table_rows if plan.name == self._partial else 0
                 if notices is not None:  # before the previous table's held-back last record, as Debezium
                     notices.table_started(name)
             first_row = chunk.index == 0 and plan.after is None
