@@ -26,6 +26,7 @@ import orjson
 import spavro.schema
 from spavro.fast_binary import get_writer
 
+from pgcdc.converters.avro_record import record_writer
 from pgcdc.converters.avro_rows import row_datum, rows_are_datums
 from pgcdc.converters.avro_schema import datum_function, writer_schema
 
@@ -72,9 +73,9 @@ class AvroEvents:
             {} if numbers_only else None)
         self.seq_w = get_writer(source[seq].type.to_json())
         self.lsn_w = get_writer(source[lsn].type.to_json())
-        self._before = get_writer(fields["before"].type.to_json())
+        self._before = record_writer(fields["before"].type.to_json())
         self._no_before = _bytes(self._before, None)  # the union's null branch: spavro's bytes, written once
-        self._after = get_writer(fields["after"].type.to_json())
+        self._after = record_writer(fields["after"].type.to_json())
         self._no_after = _bytes(self._after, None)
         # One writer per timestamp field: three calls cost less than building a record's dict per event.
         self._ts = tuple(get_writer(fields[name].type.to_json()) for name in ("ts_ms", "ts_us", "ts_ns"))
@@ -141,36 +142,35 @@ class AvroEvents:
         self._head, self._mid, self._end = write(commit_us // 1000, commit_us, commit_us * 1000, xid)
         self.txn = token
 
-    def __call__(self, op: str, before: Any, after: Any, sequence: str, lsn: int, now_ns: int) -> bytes:
+    def __call__(self, op: str, before: Any, after: Any, sequence: str, lsn: int, now_ns: int,
+                 general: bool = False) -> bytes:
+        """One event's value, its rows through the compiled datum (`general`: the general way)."""
+        datum = self._general if general else self._fast  # None: the rows as they are
         try:
-            return self._write(self._fast, op, before, after, sequence, lsn, now_ns)
+            out = io.BytesIO()
+            write = out.write
+            write(self.header)
+            if before is None:
+                write(self._no_before)
+            else:
+                self._before(out, before if datum is None else datum(before))
+            if after is None:
+                write(self._no_after)
+            else:
+                self._after(out, after if datum is None else datum(after))
+            self._source(out, op, sequence, lsn)
+            write(self._ms_bytes(now_ns // 1_000_000))
+            _, us, ns = self._ts
+            us(out, now_ns // 1000)
+            ns(out, now_ns)
+            return out.getvalue()
         except Exception:  # a value of a shape the compiled datum does not take: the general way, from the start
-            return self._write(self._general, op, before, after, sequence, lsn, now_ns)
+            if general:
+                raise
+            return self(op, before, after, sequence, lsn, now_ns, True)
 
     def _general(self, row: Any) -> Any:
         return self._row(orjson.loads(orjson.dumps(row)))
-
-    def _write(self, datum: Callable[[Any], Any] | None, op: str, before: Any, after: Any, sequence: str, lsn: int,
-               now_ns: int) -> bytes:
-        """One event's value, its rows through `datum` (None: as they are, every column written as the capture
-        holds it)."""
-        out = io.BytesIO()
-        write = out.write
-        write(self.header)
-        if before is None:
-            write(self._no_before)
-        else:
-            self._before(out, before if datum is None else datum(before))
-        if after is None:
-            write(self._no_after)
-        else:
-            self._after(out, after if datum is None else datum(after))
-        self._source(out, op, sequence, lsn)
-        write(self._ms_bytes(now_ns // 1_000_000))
-        _, us, ns = self._ts
-        us(out, now_ns // 1000)
-        ns(out, now_ns)
-        return out.getvalue()
 
     def read(self, after: dict[str, Any], sequence: str, lsn: int, now_ns: int) -> bytes:
         """A snapshot record's value (op `r`, no `before`), its row as the snapshot converted it (JsonConverter's

@@ -1,4 +1,4 @@
-"""The Avro binary encoding of a record: spavro's writer, built once per writer schema.
+"""The Avro binary encoding of a record: spavro's writers, built once per writer schema (avro_record.py).
 
 spavro (a maintained Cython fork of Apache Avro's Python library) compiles a schema into a tree of writer
 functions once, so a record costs the writes alone: measured on Debezium change events it takes 40-50% of
@@ -14,14 +14,13 @@ from typing import Any
 
 import orjson
 import spavro.schema
-from spavro.fast_binary import get_writer
-
+from pgcdc.converters.avro_record import record_writer
 from pgcdc.converters.avro_schema import writer_schema
 
 
 def avro_writer(text: str, header: bytes) -> Callable[[Any], bytes]:
     """`text`'s writer: a datum -> `header` followed by the datum's Avro binary encoding."""
-    write = get_writer(spavro.schema.parse(orjson.dumps(writer_schema(text)).decode()).to_json())
+    write = record_writer(spavro.schema.parse(orjson.dumps(writer_schema(text)).decode()).to_json())
 
     def encode(datum: Any) -> bytes:
         out = io.BytesIO()
