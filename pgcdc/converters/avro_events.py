@@ -38,6 +38,9 @@ _PER_TRANSACTION = frozenset(("ts_ms", "ts_us", "ts_ns", "txId"))
 # Those numbers as `begin` takes them: the commit time's three units and the xid.
 _ARGUMENTS = {"ts_ms": "ms", "ts_us": "us", "ts_ns": "ns", "txId": "xid"}
 Write = Callable[[Any, Any], None]  # spavro: (file, datum)
+# A transaction's source runs and an event's `sequence` and `lsn` into the event's buffer: (out, commit, seq, lsn)
+Direct = Callable[[io.BytesIO, tuple[int, int, int, Any], str, int], None]
+_LATER = object()  # `_head` after a transaction's first event was written by its `Direct`: runs to be made
 
 
 def _record_writer(fields: list[Any]) -> Write:
@@ -52,8 +55,9 @@ class AvroEvents:
     as the envelope holds them (JsonConverter's form). `header` (the wire format's magic byte and schema id) is
     set by the caller before the first event."""
 
-    __slots__ = ("_after", "_after_schema", "_before", "_end", "_fast", "_head", "_mid", "_ms", "_no_after",
-                 "_no_before", "_ops", "_parsed", "_read_at", "_read_middle", "_row", "_segments", "_source_fields",
+    __slots__ = ("_after", "_after_schema", "_before", "_commit", "_end", "_fast", "_head", "_mid", "_ms",
+                 "_no_after", "_no_before", "_ops", "_parsed", "_read_at", "_read_middle", "_row", "_runs",
+                 "_segments", "_source_fields",
                  "_ts", "_tx", "header", "lsn_w", "seq_w", "txn")
 
     def __init__(self, connect_schema: dict[str, Any], avro_text: str) -> None:
@@ -69,7 +73,7 @@ class AvroEvents:
         # None: a per-transaction field that is not a number (then `begin` takes the source block)
         self._source_fields = (source[:seq], source[seq + 1:lsn], source[lsn + 1:])
         numbers_only = all(_numeric(f.type) for f in source if f.name in _PER_TRANSACTION)
-        self._tx: dict[Any, Callable[[int, int, int, Any], tuple[bytes, bytes, bytes]]] | None = (
+        self._tx: dict[Any, tuple[Callable[[int, int, int, Any], tuple[bytes, bytes, bytes]], Direct]] | None = (
             {} if numbers_only else None)
         self.seq_w = get_writer(source[seq].type.to_json())
         self.lsn_w = get_writer(source[lsn].type.to_json())
@@ -93,7 +97,10 @@ class AvroEvents:
         self._ops = {op: _bytes(tail, {"transaction": None, "op": op}) for op in "cudtr"}
         self.header = b""
         self.txn: Any = None  # the transaction `transaction` was last called for (the caller's token)
-        self._head = self._mid = self._end = b""
+        self._head: bytes | object | None = b""  # None, _LATER: the transaction `begin` took (`_source`)
+        self._mid = self._end = b""
+        self._commit: tuple[int, int, int, Any] = (0, 0, 0, None)  # `begin`'s numbers: ms, us, ns, xid
+        self._runs: Any = None  # `begin`'s two writers of them (`_transaction_writer`)
         self._read_at: Any = None  # (marker, sequence, lsn) of `_read_middle`: a snapshot record's source block
         self._read_middle = b""
 
@@ -134,12 +141,14 @@ class AvroEvents:
         if known is None:
             self.transaction(source(), token)
             return
-        write = known.get(others)
-        if write is None:
+        writers = known.get(others)
+        if writers is None:
             if len(known) >= 64:
                 known.clear()
-            write = known[others] = _transaction_writer(self._source_fields, source())
-        self._head, self._mid, self._end = write(commit_us // 1000, commit_us, commit_us * 1000, xid)
+            writers = known[others] = _transaction_writer(self._source_fields, source(), self.seq_w, self.lsn_w)
+        # The runs are made on the transaction's second event (`_source`): its first is written by `direct`.
+        self._commit, self._runs = (commit_us // 1000, commit_us, commit_us * 1000, xid), writers
+        self._head = None
         self.txn = token
 
     def __call__(self, op: str, before: Any, after: Any, sequence: str, lsn: int, now_ns: int,
@@ -209,6 +218,15 @@ class AvroEvents:
     def _source(self, out: io.BytesIO, op: str, sequence: str, lsn: int) -> None:
         """The source block, `transaction` and `op`."""
         write = out.write
+        head = self._head
+        if type(head) is not bytes:  # a transaction `begin` took: its first event, or its second
+            tx, direct = self._runs
+            if head is None:
+                direct(out, self._commit, sequence, lsn)
+                write(self._ops[op])
+                self._head = _LATER
+                return
+            self._head, self._mid, self._end = tx(*self._commit)
         write(self._head)
         self.seq_w(out, sequence)
         write(self._mid)
@@ -245,15 +263,19 @@ def _fields_writer(fields: list[Any]) -> Callable[[io.BytesIO, dict[str, Any]], 
     return write
 
 
-def _transaction_writer(segments: tuple[list[Any], list[Any], list[Any]], source: dict[str, Any]
-                        ) -> Callable[[int, int, int, Any], tuple[bytes, bytes, bytes]]:
+def _transaction_writer(segments: tuple[list[Any], list[Any], list[Any]], source: dict[str, Any], seq_w: Write,
+                        lsn_w: Write) -> tuple[Callable[[int, int, int, Any], tuple[bytes, bytes, bytes]], Direct]:
     """`f(ms, us, ns, xid)` -> the three runs of a transaction's source fields (`AvroEvents.transaction`'s
     `_head`, `_mid`, `_end`): the fields other than those numbers written by spavro once, here from `source`,
     and each number by spavro per call, but the commit's millisecond, whose bytes are kept (the transactions of
-    a millisecond share them). A run without such a number is the kept bytes joined, without a buffer. One
-    function compiled per layout and values: names enter its source only as generated identifiers."""
-    scope: dict[str, Any] = {"BytesIO": io.BytesIO, "P": _piece, "E": b""}
+    a millisecond share them). A run without such a number is the kept bytes joined, without a buffer. Second,
+    `g(out, (ms, us, ns, xid), sequence, lsn)` writing the same runs with the event's `sequence` and `lsn`
+    (`seq_w`, `lsn_w`) between them straight into the event's buffer: a transaction's first event, most
+    transactions' only one. One function each compiled per layout and values: names enter their source only as
+    generated identifiers."""
+    scope: dict[str, Any] = {"BytesIO": io.BytesIO, "P": _piece, "E": b"", "seq_w": seq_w, "lsn_w": lsn_w}
     lines = ["def tx(ms, us, ns, xid):"]
+    direct = ["def direct(out, c, sequence, lsn):", "    ms, us, ns, xid = c", "    write = out.write"]
     for i, fields in enumerate(segments):
         pieces: list[str] = []  # in order: expressions of bytes, or calls of the writers named in `numbers`
         numbers: list[str] = []  # spavro's writers of the numbers written per call, into the run's buffer `o{i}`
@@ -277,6 +299,9 @@ def _transaction_writer(segments: tuple[list[Any], list[Any], list[Any]], source
             else:
                 pieces.append(f"{name}(o{i}, {_ARGUMENTS[f.name]})")
                 numbers.append(name)
+        direct += [f"    {p.replace(f'(o{i},', '(out,')}" if p.split("(")[0] in numbers else f"    write({p})"
+                   for p in pieces]
+        direct.append(("    seq_w(out, sequence)", "    lsn_w(out, lsn)", "")[i])
         if not numbers:
             lines.append(f"    s{i} = {' + '.join(pieces) or 'E'}")
             continue
@@ -284,9 +309,8 @@ def _transaction_writer(segments: tuple[list[Any], list[Any], list[Any]], source
         lines += [f"    {p}" if p.split("(")[0] in numbers else f"    w{i}({p})" for p in pieces]
         lines.append(f"    s{i} = o{i}.getvalue()")
     lines.append("    return s0, s1, s2")
-    exec(compile("\n".join(lines) + "\n", "<pgcdc avro transaction>", "exec"), scope)
-    tx: Callable[[int, int, int, Any], tuple[bytes, bytes, bytes]] = scope["tx"]
-    return tx
+    exec(compile("\n".join(lines + direct) + "\n", "<pgcdc avro transaction>", "exec"), scope)
+    return scope["tx"], scope["direct"]
 
 
 def _piece(known: dict[Any, bytes], values: Any, write: Write, record: Any) -> bytes:

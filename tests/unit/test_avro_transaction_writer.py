@@ -1,6 +1,7 @@
 """A transaction's source fields written from its numbers (converters/avro_events.py `_transaction_writer`) are the
-bytes spavro writes for the whole source record: commit times sharing a millisecond (whose bytes are kept), more
-distinct milliseconds than are kept, the extremes of a long, and a null xid."""
+bytes spavro writes for the whole source record, both as runs kept for a transaction's events and written straight
+into a first event's buffer with its sequence and lsn: commit times sharing a millisecond (whose bytes are kept),
+more distinct milliseconds than are kept, the extremes of a long, and a null xid."""
 
 from __future__ import annotations
 
@@ -45,7 +46,8 @@ def test_the_runs_are_spavros_bytes_of_the_whole_source(others: dict[str, Any]) 
     fields = spavro.schema.parse(orjson.dumps(SOURCE).decode()).fields
     names = [f.name for f in fields]
     seq, lsn = names.index("sequence"), names.index("lsn")
-    tx = _transaction_writer((fields[:seq], fields[seq + 1:lsn], fields[lsn + 1:]), others)
+    seq_w, lsn_w = (get_writer(fields[i].type.to_json()) for i in (seq, lsn))
+    tx, direct = _transaction_writer((fields[:seq], fields[seq + 1:lsn], fields[lsn + 1:]), others, seq_w, lsn_w)
     sequence, position = '["100","200"]', 200
     seq_bytes, lsn_bytes = _full_field(fields[seq], sequence), _full_field(fields[lsn], position)
     for commit_us, xid in _commits():
@@ -56,6 +58,10 @@ def test_the_runs_are_spavros_bytes_of_the_whole_source(others: dict[str, Any]) 
         record = {**others, "ts_ms": ms, "ts_us": commit_us, "ts_ns": ns, "txId": xid, "sequence": sequence,
                   "lsn": position}
         assert head + seq_bytes + mid + lsn_bytes + end == _full(record), (commit_us, xid)
+        out = io.BytesIO()
+        out.write(b"before")
+        direct(out, (ms, commit_us, ns, xid), sequence, position)
+        assert out.getvalue() == b"before" + _full(record), (commit_us, xid)
 
 
 def _full_field(field: Any, value: Any) -> bytes:
