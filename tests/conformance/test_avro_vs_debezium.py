@@ -68,9 +68,10 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 
 def run_both_avro(pg: PostgresCluster, dbname: str, tmp_path: Path, setup: str, props: dict[str, str],
-                  workload: list[str], snapshot: bool = False, options: dict[str, str] | None = None
-                  ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """`options`: the AvroConverter's own options, for both sides' converters on both connectors."""
+                  workload: list[str], snapshot: bool = False, options: dict[str, str] | None = None,
+                  ours_props: dict[str, str] | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """`options`: the AvroConverter's own options, for both sides' converters on both connectors; `ours_props`:
+    pgcdc's connector properties that are not Debezium's (a signal table of its own)."""
     options = options or {}
     pg.execute(setup, dbname)
     theirs_path, ours_path = tmp_path / "debezium.jsonl", tmp_path / "pgcdc.jsonl"
@@ -82,7 +83,8 @@ def run_both_avro(pg: PostgresCluster, dbname: str, tmp_path: Path, setup: str, 
         wait_for(lambda: slot_active(pg, f"dbz_{dbname}") or oracle.poll() is not None, 120, "Debezium to stream")
         assert oracle.poll() is None, (tmp_path / "debezium.jvm.log").read_text()[-3000:]
         config = make_config(pg, dbname, **{
-            **common, "name": "pgcdc", "slot.name": f"pgcdc_{dbname}", "publication.name": f"pgcdcpub_{dbname}",
+            **common, **(ours_props or {}), "name": "pgcdc", "slot.name": f"pgcdc_{dbname}",
+            "publication.name": f"pgcdcpub_{dbname}",
             "key.converter": AVRO, "value.converter": AVRO, "converter.schema.registry.url": "mock://conformance",
             **{f"converter.{k}": v for k, v in options.items()}})
         key_conv, value_conv, _ = make_converters(config, lambda: False)
