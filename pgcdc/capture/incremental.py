@@ -328,7 +328,7 @@ class IncrementalSnapshot(SnapshotSignals):
                     self.table_rows += len(rows)
                     if self.notices is not None:
                         self.notices.in_progress(self.correlation_id, self._names(), self.max_key or (),
-                                                 self.read_key, t.plan.pk_types)
+                                                 self.read_key, t.plan.pk_value_types)
                     break
                 log.info("incremental snapshot of %s.%s done", *t.plan.name)
                 self._table_done("SUCCEEDED")

@@ -19,7 +19,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from pgcdc.capture.snapshot_plan import TablePlan, _bound, describe
+from pgcdc.capture.snapshot_plan import TablePlan, _bound, describe, value_types
 from pgcdc.envelope.source import DEBEZIUM_VERSION
 from pgcdc.envelope.table import TableEvents
 from pgcdc.errors import ConversionError
@@ -51,6 +51,7 @@ def chunk_table(conn: psycopg.Connection, schema: str, table: str, events: Table
     describe(conn, plan)
     if not plan.pk and not surrogate:
         plan.pk, plan.pk_types = unique_key(conn, schema, table)
+        plan.pk_value_types = value_types(conn, plan.pk_types)
     pk = plan.pk
     if surrogate:
         type_name = surrogate_type(conn, schema, table, surrogate)
@@ -58,6 +59,7 @@ def chunk_table(conn: psycopg.Connection, schema: str, table: str, events: Table
             log.warning("incremental snapshot: surrogate key %r is not a column of %s; skipped", surrogate, name)
             return None
         plan.pk, plan.pk_types = (surrogate,), (type_name,)
+        plan.pk_value_types = value_types(conn, plan.pk_types)
     if not plan.pk or any(c not in events.names for c in (*plan.pk, *pk)):
         log.warning("incremental snapshot: %s has no primary key (or it is not in the events); set "
                     "surrogate-key in the signal; skipped", name)

@@ -26,6 +26,9 @@ class TablePlan:
     build: Callable[[], TableEvents]
     pk: tuple[str, ...] = ()  # primary key columns, in index order
     pk_types: tuple[str, ...] = ()  # format_type() of each, to cast bounds back
+    # format_type() of each one's base type where it is a domain (through domains over domains), else as
+    # pk_types: the type of the value JDBC reads, whose Java text notifications write (notifications/snapshots.py)
+    pk_value_types: tuple[str, ...] = ()
     override: str | None = None  # snapshot.select.statement.overrides.<schema>.<table>
     after: tuple[str, ...] | None = None  # resume: rows up to this key were emitted already
     estimate: int = 0  # pg_class.reltuples (approximate rows), for progress and ETA
@@ -55,14 +58,16 @@ class Chunk:
 def describe(conn: psycopg.Connection, plan: TablePlan) -> None:
     """Fill in the primary key (with types) and the row estimate of a table."""
     rows = conn.execute(
-        "SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_index i "
+        "SELECT a.attname, format_type(a.atttypid, a.atttypmod), t.typtype = 'd' FROM pg_index i "
         "JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, n) ON true "
         "JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum "
+        "JOIN pg_type t ON t.oid = a.atttypid "
         "WHERE i.indrelid = %s::regclass AND i.indisprimary ORDER BY k.n",
         (sql.Identifier(plan.schema, plan.table).as_string(conn),),
     ).fetchall()
     plan.pk = tuple(r[0] for r in rows)
     plan.pk_types = tuple(r[1] for r in rows)
+    plan.pk_value_types = value_types(conn, plan.pk_types) if any(r[2] for r in rows) else plan.pk_types
     est = conn.execute("SELECT reltuples::bigint FROM pg_class WHERE oid = %s::regclass",
                        (sql.Identifier(plan.schema, plan.table).as_string(conn),)).fetchone()
     plan.estimate = max(int(est[0]), 0) if est else 0
@@ -134,3 +139,16 @@ def copy_query(chunk: Chunk, columns: tuple[str, ...]) -> sql.Composable:
     else:
         inner = sql.SQL("SELECT {} FROM {}").format(cols, sql.Identifier(plan.schema, plan.table))
     return sql.SQL("COPY ({}) TO STDOUT").format(inner)
+
+
+def value_types(conn: psycopg.Connection, types: tuple[str, ...]) -> tuple[str, ...]:
+    """`types` (format_type() texts), a domain's as its base type's (through domains over domains)."""
+    out = []
+    for type_name in types:
+        row = conn.execute(
+            "WITH RECURSIVE b(oid, typmod, depth) AS (SELECT %s::regtype::oid, -1, 0 UNION ALL "
+            "SELECT t.typbasetype, t.typtypmod, b.depth + 1 FROM pg_type t JOIN b ON t.oid = b.oid "
+            "WHERE t.typtype = 'd') SELECT format_type(oid, NULLIF(typmod, -1)), depth FROM b "
+            "ORDER BY depth DESC LIMIT 1", (type_name,)).fetchone()
+        out.append(str(row[0]) if row is not None and row[1] > 0 else type_name)
+    return tuple(out)

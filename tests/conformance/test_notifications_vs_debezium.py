@@ -108,8 +108,13 @@ KEY_TABLES = {
     "k_f8": ("float8", "0.1, 1e20, 1.5, -0.000001"),
     "k_f4": ("real", "0.1, 1e20, 3.4e38"),
     "k_ch": ("char(4)", "'ab', 'abcd'"),
+    # domains (one over another): the JDBC value is the base type's
+    "k_dnum": ("d_num2", "0.0000001, 1.50, -2.5e-10"),
+    "k_dbool": ("d_bool", "true, false"),
+    "k_df8": ("d_f8", "1e20, 0.1"),
 }
-KEYS_SETUP = "".join(
+KEYS_SETUP = ("CREATE DOMAIN d_num AS numeric; CREATE DOMAIN d_num2 AS d_num CHECK (VALUE > -1);"
+              "CREATE DOMAIN d_bool AS boolean; CREATE DOMAIN d_f8 AS float8;") + "".join(
     f"CREATE TABLE {t} (id {kind} PRIMARY KEY); INSERT INTO {t} SELECT unnest(ARRAY[{values}]::{kind}[]);"
     for t, (kind, values) in KEY_TABLES.items()) + (
     "CREATE TABLE k_mix (a int, b numeric(10,2), c boolean, d date, PRIMARY KEY (a, b, c, d));"

@@ -20,6 +20,7 @@ import psycopg
 import pytest
 
 from pgcdc.capture.position import IncrementalProgress
+from pgcdc.capture.snapshot_plan import TablePlan, describe, value_types
 from pgcdc.local import KafkaBroker, PostgresCluster
 from pgcdc.offsets.memory import MemoryOffsetStore
 from pgcdc.sink.memory import MemorySink
@@ -301,3 +302,22 @@ def test_temporal_keys_are_read_chunk_after_chunk(pg: PostgresCluster, dbname: s
     for t in tables:
         keys = [json.dumps(rec["key"]["payload"], sort_keys=True) for rec in read[t]]
         assert len(set(keys)) == len(keys), f"{t}: a row read twice"
+
+
+def test_key_value_types_see_through_domains(pg: PostgresCluster, dbname: str) -> None:
+    """The types whose Java text IN_PROGRESS writes for a key (snapshot_plan.py `value_types`): a domain's base
+    type, through a domain over a domain, with its modifier; other types as they are. Debezium writes the base
+    type's text (measured: tests/conformance/test_notifications_vs_debezium.py `typed_keys`)."""
+    pg.execute('CREATE SCHEMA "Odd s"; CREATE DOMAIN "Odd s"."D n" AS numeric(10,2);'
+               'CREATE DOMAIN dd AS "Odd s"."D n" CHECK (VALUE > 0); CREATE DOMAIN db AS boolean;'
+               "CREATE DOMAIN dv AS varchar(5); CREATE TABLE kd (a dd, b db, c dv, d real, e numeric(4,1), "
+               "PRIMARY KEY (a, b, c, d, e)); CREATE TABLE plain (id float8 PRIMARY KEY)", dbname)
+    with psycopg.connect(pg.dsn(dbname)) as conn:
+        plan = TablePlan("public", "kd", lambda: None)  # type: ignore[arg-type,return-value]
+        describe(conn, plan)
+        assert plan.pk_types == ("dd", "db", "dv", "real", "numeric(4,1)")
+        assert plan.pk_value_types == ("numeric(10,2)", "boolean", "character varying(5)", "real", "numeric(4,1)")
+        plain = TablePlan("public", "plain", lambda: None)  # type: ignore[arg-type,return-value]
+        describe(conn, plain)
+        assert plain.pk_value_types == plain.pk_types == ("double precision",)
+        assert value_types(conn, ('"Odd s"."D n"', "integer")) == ("numeric(10,2)", "integer")
