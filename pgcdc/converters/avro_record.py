@@ -20,6 +20,7 @@ import io
 from collections.abc import Callable
 from typing import Any
 
+import orjson
 from spavro.fast_binary import get_writer
 
 Write = Callable[[Any, Any], None]  # spavro: (file, datum)
@@ -29,9 +30,24 @@ _TYPES: dict[str, type] = {"string": str, "int": int, "long": int, "boolean": bo
                            "double": float, "bytes": bytes}
 
 
+_KNOWN: dict[bytes, Write] = {}  # schema document -> its writer (at most 256 kept)
+
+
 def record_writer(schema: Any) -> Write:
-    """The writer of `schema` (spavro's JSON form of a schema): for a record or a union of null and a record,
-    the compiled one; anything else spavro's."""
+    """The writer of `schema` (spavro's JSON form of a schema, a whole document: a named type it uses by name is
+    defined in it, before): for a record or a union of null and a record, the compiled one; anything else
+    spavro's. A document met again (a change event's `before` and `after` are the same row schema) is not
+    compiled again."""
+    text = orjson.dumps(schema)
+    write = _KNOWN.get(text)
+    if write is None:
+        if len(_KNOWN) >= 256:
+            _KNOWN.clear()
+        write = _KNOWN[text] = _writer(schema)
+    return write
+
+
+def _writer(schema: Any) -> Write:
     whole = get_writer(schema)  # first: it names the schema's named types for the writers below
     if _record(schema):
         return _compiled(schema, whole)

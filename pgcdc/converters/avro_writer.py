@@ -19,10 +19,15 @@ from pgcdc.converters.avro_schema import writer_schema
 
 
 def avro_writer(text: str, header: bytes) -> Callable[[Any], bytes]:
-    """`text`'s writer: a datum -> `header` followed by the datum's Avro binary encoding."""
-    write = record_writer(spavro.schema.parse(orjson.dumps(writer_schema(text)).decode()).to_json())
+    """`text`'s writer: a datum -> `header` followed by the datum's Avro binary encoding. The schema is parsed
+    and its writer built on the first datum: a table whose change events are written from their parts
+    (avro_events.py) may never need its envelope's (about 1 ms per table, most of it compiling)."""
+    write: Any = None
 
     def encode(datum: Any) -> bytes:
+        nonlocal write
+        if write is None:
+            write = record_writer(spavro.schema.parse(orjson.dumps(writer_schema(text)).decode()).to_json())
         out = io.BytesIO()
         out.write(header)
         write(out, datum)
