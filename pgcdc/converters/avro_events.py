@@ -57,8 +57,7 @@ class AvroEvents:
 
     __slots__ = ("_after", "_after_schema", "_before", "_commit", "_end", "_fast", "_head", "_mid", "_ms",
                  "_no_after", "_no_before", "_ops", "_parsed", "_read_at", "_read_middle", "_row", "_runs",
-                 "_segments", "_source_fields",
-                 "_ts", "_tx", "header", "lsn_w", "seq_w", "txn")
+                 "_segments", "_source_fields", "_ts", "_tx", "header", "lsn_w", "seq_w", "txn")
 
     def __init__(self, connect_schema: dict[str, Any], avro_text: str) -> None:
         envelope = spavro.schema.parse(orjson.dumps(writer_schema(avro_text)).decode())
