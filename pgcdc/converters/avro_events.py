@@ -26,7 +26,7 @@ import orjson
 import spavro.schema
 from spavro.fast_binary import get_writer
 
-from pgcdc.converters.avro_record import record_writer
+from pgcdc.converters.avro_record import Write, record_writer, spavro_bytes
 from pgcdc.converters.avro_rows import row_datum, rows_are_datums
 from pgcdc.converters.avro_schema import datum_function, writer_schema
 
@@ -37,7 +37,6 @@ _PER_EVENT = ("sequence", "lsn")  # the source fields that change within a trans
 _PER_TRANSACTION = frozenset(("ts_ms", "ts_us", "ts_ns", "txId"))
 # Those numbers as `begin` takes them: the commit time's three units and the xid.
 _ARGUMENTS = {"ts_ms": "ms", "ts_us": "us", "ts_ns": "ns", "txId": "xid"}
-Write = Callable[[Any, Any], None]  # spavro: (file, datum)
 # A transaction's source runs and an event's `sequence` and `lsn` into the event's buffer: (out, commit, seq, lsn)
 Direct = Callable[[io.BytesIO, tuple[int, int, int, Any], str, int], None]
 _LATER = object()  # `_head` after a transaction's first event was written by its `Direct`: runs to be made
@@ -77,9 +76,9 @@ class AvroEvents:
         self.seq_w = get_writer(source[seq].type.to_json())
         self.lsn_w = get_writer(source[lsn].type.to_json())
         self._before = record_writer(fields["before"].type.to_json())
-        self._no_before = _bytes(self._before, None)  # the union's null branch: spavro's bytes, written once
+        self._no_before = spavro_bytes(self._before, None)  # the union's null branch: spavro's bytes, written once
         self._after = record_writer(fields["after"].type.to_json())
-        self._no_after = _bytes(self._after, None)
+        self._no_after = spavro_bytes(self._after, None)
         # One writer per timestamp field: three calls cost less than building a record's dict per event.
         self._ts = tuple(get_writer(fields[name].type.to_json()) for name in ("ts_ms", "ts_us", "ts_ns"))
         # ts_ms's bytes, written by spavro once per millisecond: (the millisecond, its bytes)
@@ -93,7 +92,7 @@ class AvroEvents:
         self._parsed = self._fast = row_datum(after_schema)
         # `transaction` (null: this path is not taken with transaction metadata) and `op`, per op.
         tail = _record_writer([fields["transaction"], fields["op"]])
-        self._ops = {op: _bytes(tail, {"transaction": None, "op": op}) for op in "cudtr"}
+        self._ops = {op: spavro_bytes(tail, {"transaction": None, "op": op}) for op in "cudtr"}
         self.header = b""
         self.txn: Any = None  # the transaction `transaction` was last called for (the caller's token)
         self._head: bytes | object | None = b""  # None, _LATER: the transaction `begin` took (`_source`)
@@ -210,7 +209,7 @@ class AvroEvents:
         """An event's ts_ms: many events share a millisecond, so its bytes are kept."""
         at, data = self._ms
         if ms != at:
-            data = _bytes(self._ts[0], ms)
+            data = spavro_bytes(self._ts[0], ms)
             self._ms = (ms, data)
         return data
 
@@ -285,7 +284,7 @@ def _transaction_writer(segments: tuple[list[Any], list[Any], list[Any]], source
                 continue
             if run:
                 name = f"c{i}_{len(pieces)}"
-                scope[name] = _bytes(_record_writer(run), source)
+                scope[name] = spavro_bytes(_record_writer(run), source)
                 pieces.append(name)
                 run = []
             if f is None:
@@ -316,7 +315,7 @@ def _piece(known: dict[Any, bytes], values: Any, write: Write, record: Any) -> b
     """A run's bytes for `values` (`record` as spavro takes them), written by spavro and kept (at most 64)."""
     if len(known) >= 64:
         known.clear()
-    data = known[values] = _bytes(write, record)
+    data = known[values] = spavro_bytes(write, record)
     return data
 
 
@@ -324,9 +323,3 @@ def _numeric(schema: Any) -> bool:
     """A long or an int, or a union of null and one."""
     branches = schema.schemas if schema.type == "union" else [schema]
     return all(b.type in ("null", "long", "int") for b in branches)
-
-
-def _bytes(write: Write, datum: Any) -> bytes:
-    out = io.BytesIO()
-    write(out, datum)
-    return out.getvalue()

@@ -88,7 +88,7 @@ def _compiled(schema: dict[str, Any], whole: Write) -> Write:
         lines += ["    if v is None:", f"        write(n{i})", f"    elif type(v) is t{i}:"]
         kind = _primitive(t[other]) if branch is not None else "record"
         if kind == "boolean":  # two values: spavro's bytes of each, kept
-            scope[f"t{i}"], scope[f"b{i}"] = bool, {b: _bytes(scope[f"u{i}"], b) for b in (False, True)}
+            scope[f"t{i}"], scope[f"b{i}"] = bool, {b: spavro_bytes(scope[f"u{i}"], b) for b in (False, True)}
             lines.append(f"        write(b{i}[v])")
         else:
             scope[f"t{i}"] = _TYPES[kind] if kind != "record" else dict
@@ -124,10 +124,11 @@ def _optional(schema: Any, branch: Callable[[Any], bool]) -> Any:
 def _branches(union: list[Any], other: Any) -> tuple[bytes, bytes, int]:
     """spavro's bytes of the union's null value, of the other branch's index, and that index."""
     index = union.index(other)
-    return _bytes(get_writer(union), None), _bytes(get_writer("long"), index), index
+    return spavro_bytes(get_writer(union), None), spavro_bytes(get_writer("long"), index), index
 
 
-def _bytes(write: Write, datum: Any) -> bytes:
+def spavro_bytes(write: Write, datum: Any) -> bytes:
+    """The bytes spavro's `write` writes for `datum`."""
     out = io.BytesIO()
     write(out, datum)
     return out.getvalue()

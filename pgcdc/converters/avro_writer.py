@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 import spavro.schema
+
 from pgcdc.converters.avro_record import record_writer
 from pgcdc.converters.avro_schema import writer_schema
 
