@@ -17,7 +17,7 @@ import orjson
 
 from pgcdc.capture.incremental import IncrementalSnapshot
 from pgcdc.capture.position import Position, ResumePoint
-from pgcdc.capture.events import EventSenders, event_emitter, sequence_text
+from pgcdc.capture.events import ROW_KEY, EventSenders, event_emitter, sequence_text
 from pgcdc.capture.rows import RowSenders, row_emitter
 from pgcdc.capture.side_records import SideRecords
 from pgcdc.capture.streamed import StreamedTransactions
@@ -128,10 +128,12 @@ class ChangeCapture(SideRecords):
         # converting sink's senders of events as their parts (capture/events.py); per table version. Not with
         # transaction metadata: the transaction block counts every event once, on the whole path.
         self._row_senders: dict[TableEvents, Any] = {}
+        self.row_keys = False  # an insert's key left to `_emit` (ROW_KEY): it may write it from the row's fields
         if rows is not None and not transaction_metadata:
             self._emit = row_emitter(self, rows)  # type: ignore[method-assign]
         elif events is not None and not transaction_metadata:
             self._emit = event_emitter(self, events)  # type: ignore[method-assign]
+            self.row_keys = True
         self.xmin: int | None = None  # source.xmin (xmin.fetch.interval.ms)
         if slot_xmin is not None:
             self._fetch_xmin(slot_xmin)
@@ -344,7 +346,7 @@ class ChangeCapture(SideRecords):
             t = self.relations.get(msg.relation_oid)
             if t is not None:
                 after = t.row(msg.new, lsn)
-                self._emit(t, "c", None, after, t.key(after), lsn)
+                self._emit(t, "c", None, after, ROW_KEY if self.row_keys else t.key(after), lsn)
             return
         t = self._target(msg, lsn, self.skip_c, "c")
         if t is not None:

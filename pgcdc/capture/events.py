@@ -23,6 +23,10 @@ if TYPE_CHECKING:
 
 # (topic, envelope bytes up to the payload) -> an EventSend (converters/sink.py), or None
 EventSenders = Callable[[str, bytes], Any]
+# An insert's key as the capture hands it to `emit_event`: the key of its `after` row, not yet written. Where the
+# key converter writes keys from their fields (`EventSend.keyed`: Confluent's AvroConverter, a key of plain
+# values), JsonConverter's bytes of the key, which it would parse again, are never made.
+ROW_KEY: Any = object()
 
 
 def sequence_text(last_commit_lsn: int | None, lsn: int) -> str:
@@ -51,13 +55,19 @@ def event_emitter(capture: ChangeCapture, senders: EventSenders) -> Emit:
                 if send.txn != token:  # the source block but its `sequence` and `lsn`, written once per transaction
                     send.begin(commit_us, xid, (capture.xmin, capture.streaming_snapshot),
                                lambda: source_block(t.schema, t.table, lsn, xid), token)
-                send(key, headers, op, before, after, sequence_text(last, lsn), lsn, time.time_ns())
+                if key is not ROW_KEY:
+                    send(key, headers, op, before, after, sequence_text(last, lsn), lsn, time.time_ns())
+                elif send.key_row is None or not send.keyed(t.key_payload(after), headers, op, before, after,
+                                                            sequence_text(last, lsn), lsn, time.time_ns()):
+                    send(t.key(after), headers, op, before, after, sequence_text(last, lsn), lsn, time.time_ns())
                 if fresh:  # this event's rows are JsonConverter's: native ones from the next
                     native(t, send)
                 capture.events += 1
                 capture.tx_events += 1
                 capture.last_lsn = lsn
                 return
+        if key is ROW_KEY:
+            key = t.key(after)
         if isinstance(t, NativeEvents):  # its rows back in JsonConverter's form, for the whole path
             before, after = json_rows(t, before, after)
             t = t.whole

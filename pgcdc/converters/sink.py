@@ -181,7 +181,7 @@ class EventSend:
     `transaction(source, token)` once per transaction) and sent with the key and headers converted as `send`
     does."""
 
-    __slots__ = ("convert_key", "header", "key", "prepared", "sink", "topic", "txn", "writer")
+    __slots__ = ("convert_key", "header", "key", "key_row", "prepared", "sink", "topic", "txn", "writer")
 
     def __init__(self, sink: ConvertingSink, topic: str, writer: Any, prepared: Any) -> None:
         self.topic = topic
@@ -194,6 +194,9 @@ class EventSend:
         self.sink = sink.sink
         self.txn: Any = None  # the token of the transaction the writer last wrote a source block for
         self.convert_key: Callable[[bytes | None, Headers], bytes | None] = self._first_key
+        # The key's writer from its fields (`keyed`), once the first key has been converted: None where keys are
+        # not written so (another key converter; a key of other than plain values)
+        self.key_row: Callable[[dict[str, Any]], bytes] | None = None
 
     def transaction(self, source: dict[str, Any], token: Any) -> None:
         self.writer.transaction(source, token)
@@ -214,13 +217,31 @@ class EventSend:
             key, headers = self._converted(key, headers)
         else:  # `_converted`'s common case, without its call
             key = self.convert_key(key, headers)
+        self.sink.send(self.topic, key, self._value(op, before, after, sequence, lsn, now_ns), headers, None)
+
+    def keyed(self, fields: dict[str, Any], headers: Headers, op: str, before: Any, after: Any, sequence: str,
+              lsn: int, now_ns: int) -> bool:
+        """As `self(…)` for a key given as its fields (JsonConverter's payload of it, `key_row` set): the bytes
+        `self` writes from that payload's JSON. False, nothing sent: the writer refused a value (then `self`,
+        given the key's JSON, converts it or names the error)."""
         try:
-            value = self.writer(op, before, after, sequence, lsn, now_ns)
+            key = self.key_row(fields)  # type: ignore[misc]
+        except Exception:
+            return False
+        if self.header is not None and headers:
+            convert = self.header
+            headers = [(name, convert(self.topic, data)) for name, data in headers]
+        self.sink.send(self.topic, key, self._value(op, before, after, sequence, lsn, now_ns), headers, None)
+        return True
+
+    def _value(self, op: str, before: Any, after: Any, sequence: str, lsn: int, now_ns: int) -> bytes:
+        try:
+            value: bytes = self.writer(op, before, after, sequence, lsn, now_ns)
+            return value
         except PgcdcError:
             raise
         except Exception as exc:
             raise self._failed(exc) from None
-        self.sink.send(self.topic, key, value, headers, None)
 
     def read(self, key: bytes | None, headers: Headers, after: dict[str, Any], source: dict[str, Any],
              marker: str) -> None:
@@ -260,14 +281,28 @@ class EventSend:
         if not self.writer.header:
             self.writer.header = self.prepared.header(self.topic)
         if key is not None and not (side.headers or side.raw or side.text):
-            fast = getattr(side.last_prepared, "json_payload", None)
+            prepared = side.last_prepared
+            fast = getattr(prepared, "json_payload", None)
             if fast is not None:
-                self.convert_key = _avro_keys(side, self.topic, side.last, fast(self.topic))
+                write = fast(self.topic)
+                self.convert_key = _avro_keys(side, self.topic, side.last, write)
+                if _plain(prepared.connect_schema):
+                    self.key_row = write
         return converted
 
     def _failed(self, exc: Exception) -> ConversionError:  # a value its own schema does not describe: a bug
         return ConversionError(f"value.converter: topic {self.topic}: cannot write a record: "
                                f"{' '.join(str(exc).split())[:200]}")
+
+
+# Connect types whose JsonConverter payload value is the value parsed back from its JSON: a key struct of these
+# alone is the same payload whether parsed from the key's JSON or taken from the row (`EventSend.keyed`).
+_PLAIN = frozenset(("int8", "int16", "int32", "int64", "string", "boolean"))
+
+
+def _plain(schema: dict[str, Any]) -> bool:
+    fields = schema.get("fields") if schema.get("type") == "struct" else None
+    return bool(fields) and all(f.get("type") in _PLAIN for f in fields)
 
 
 def _avro_keys(side: _Side, topic: str, prefix: bytes, write: Callable[[Any], bytes]

@@ -217,7 +217,7 @@ class TableEvents:
         self.value_wrap = connect.Wrapper(envelope, settings.value_schemas)
         self.has_key = bool(self.key_index)
         self._row = _row_function(self.fields, self.fns, self.placeholders, self.refused)
-        self._key_payload = _key_function(tuple(self.fields[i] for i in self.key_index), key_defaults)
+        self.key_payload = _key_function(tuple(self.fields[i] for i in self.key_index), key_defaults)
 
     def row(self, values: Sequence[Any], lsn: int, key_only: bool = False) -> dict[str, Any]:
         """Column name -> converted value for one pgoutput tuple (`key_only`: an old tuple of kind 'K')."""
@@ -279,14 +279,10 @@ class TableEvents:
         after = self.row(new, lsn)
         return after, (self.row(old, lsn, old_kind == "K") if old is not None else None)
 
-    def key_payload(self, row: dict[str, Any]) -> dict[str, Any]:
-        payload: dict[str, Any] = self._key_payload(row)
-        return payload
-
     def key(self, row: dict[str, Any]) -> bytes | None:
         if not self.key_index:
             return None
-        return self.key_wrap(self._key_payload(row))
+        return self.key_wrap(self.key_payload(row))
 
     def value(self, payload: dict[str, Any]) -> bytes:
         return self.value_wrap(payload)

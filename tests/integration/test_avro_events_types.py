@@ -19,7 +19,7 @@ from pgcdc.converters import avro_events
 from pgcdc.converters import sink as converting
 from pgcdc.local import PostgresCluster
 from tests.harness import Running, wait_for
-from tests.integration.test_avro_events import avro_connector, decoded
+from tests.integration.test_avro_events import avro_connector, decoded, keyed_taken
 
 DOMAINS = {
     "d_int": "int", "d_i8": "bigint", "d_num": "numeric(7,2)", "d_numu": "numeric", "d_text": "text",
@@ -242,6 +242,8 @@ def both_ways(pg: PostgresCluster, dbname: str, monkeypatch: pytest.MonkeyPatch,
         original(self, *args)
 
     monkeypatch.setattr(converting.EventSend, method, counted)
+    if not snapshot:
+        keyed_taken(monkeypatch, taken)
     parts, parts_conv = run(pg, dbname, f"parts_{dbname}", props, count)
     monkeypatch.setattr(converting.ConvertingSink, "event_sender", lambda self, topic, head: None)
     general, general_conv = run(pg, dbname, f"general_{dbname}", props, count)
