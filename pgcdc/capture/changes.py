@@ -128,7 +128,9 @@ class ChangeCapture(SideRecords):
         # converting sink's senders of events as their parts (capture/events.py); per table version. Not with
         # transaction metadata: the transaction block counts every event once, on the whole path.
         self._row_senders: dict[TableEvents, Any] = {}
-        self.row_keys = False  # an insert's key left to `_emit` (ROW_KEY): it may write it from the row's fields
+        # The key of an insert or of an update without its old row left to `_emit` (ROW_KEY), which may write it
+        # from the row's fields
+        self.row_keys = False
         if rows is not None and not transaction_metadata:
             self._emit = row_emitter(self, rows)  # type: ignore[method-assign]
         elif events is not None and not transaction_metadata:
@@ -365,12 +367,15 @@ class ChangeCapture(SideRecords):
         # nothing to compare and emits. Compared as the JSON written (native rows' bytes as their base64 text).
         if self.skip_unchanged and msg.old_kind == "O" and same_rows(before, after):
             return
-        key = t.key(after)
-        # The keys are compared as the bytes written, as Debezium compares its key Structs by value: converted
-        # values (a double is an orjson.Fragment) are not comparable themselves.
-        if before is not None and t.has_key and t.key(before) != key:
-            self._key_change(t, before, after, lsn)
-            return
+        if before is not None and t.has_key:
+            key = t.key(after)
+            # The keys are compared as the bytes written, as Debezium compares its key Structs by value:
+            # converted values (a double is an orjson.Fragment) are not comparable themselves.
+            if t.key(before) != key:
+                self._key_change(t, before, after, lsn)
+                return
+        else:
+            key = ROW_KEY if self.row_keys else t.key(after)
         self._emit(t, "u", before if msg.old_kind == "O" else None, after, key, lsn)
 
     def _key_change(self, t: TableEvents, before: dict[str, Any], after: dict[str, Any], lsn: int) -> None:

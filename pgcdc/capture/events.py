@@ -23,9 +23,10 @@ if TYPE_CHECKING:
 
 # (topic, envelope bytes up to the payload) -> an EventSend (converters/sink.py), or None
 EventSenders = Callable[[str, bytes], Any]
-# An insert's key as the capture hands it to `emit_event`: the key of its `after` row, not yet written. Where the
-# key converter writes keys from their fields (`EventSend.keyed`: Confluent's AvroConverter, a key of plain
-# values), JsonConverter's bytes of the key, which it would parse again, are never made.
+# The key of an insert or of an update without its old row as the capture hands it to `emit_event`: the key of
+# its `after` row, not yet written. Where the key converter writes keys from their fields (`EventSend.keyed`:
+# Confluent's AvroConverter, a key of plain values), JsonConverter's bytes of the key, which it would parse again,
+# are never made.
 ROW_KEY: Any = object()
 
 

@@ -318,24 +318,27 @@ KEY_WORKLOAD = [
     "INSERT INTO ke VALUES (1), (NULL)",
     "BEGIN; INSERT INTO ka VALUES (1, 'b', false, 1, 'y', 2); UPDATE ka SET v = 3 WHERE i2 = 1;"
     " DELETE FROM ka WHERE i2 = 1; INSERT INTO kb VALUES ('12345678-1234-1234-1234-123456789abc', NULL, 'z'); COMMIT",
+    "UPDATE kc SET v = 6 WHERE v = 1",  # the NaN key's row
+    "UPDATE ka SET t = 'c' WHERE i2 = 0",  # a key change: delete, tombstone, create with Debezium's key headers
 ]
 
 
 @pytest.mark.parametrize("mode", ["precise", "double"])
 def test_insert_keys_from_their_fields(pg: PostgresCluster, dbname: str, monkeypatch: pytest.MonkeyPatch,
                                        mode: str) -> None:
-    """An insert's Avro key is written from its fields (converters/sink.py `EventSend.keyed`) where every key
-    field is an integer, a string or a boolean (extremes, empty and escaped text, a domain, uuids); a key of a
-    double (NaN, the infinities, -0) or a numeric goes the JSON way, as every update and delete does, and a
-    table without a key writes none. The records, keys included, are the general path's."""
+    """The Avro key of an insert, or of an update without its old row, is written from its fields
+    (converters/sink.py `EventSend.keyed`) where every key field is an integer, a string or a boolean (extremes,
+    empty and escaped text, a domain, uuids); a key of a double (NaN, the infinities, -0) or a numeric goes the
+    JSON way, as a delete's does, and a table without a key writes none. The records, keys included, are the
+    general path's."""
     two_slots_then(pg, dbname, KEY_TABLES, KEY_WORKLOAD)
     keyed: list[str] = []
     keyed_taken(monkeypatch, keyed)
-    changes = 3 + 2 + 5 + 3 + 2 + 4
-    expected = changes + 1  # the delete's tombstone
+    changes = 3 + 2 + 5 + 3 + 2 + 4 + 1 + 2
+    expected = changes + 2  # the deletes' tombstones
     parts, parts_conv = capture(pg, dbname, f"parts_{dbname}", changes, **{"decimal.handling.mode": mode})
     # The first insert of each table converts its key from JSON, registering the key's schema first.
-    assert [t.rsplit(".", 1)[1] for t in keyed] == ["ka", "ka", "kb", "ka", "kb"]
+    assert [t.rsplit(".", 1)[1] for t in keyed] == ["ka", "ka", "kb", "ka", "ka", "kb"]
     monkeypatch.setattr(converting.ConvertingSink, "event_sender", lambda self, topic, head: None)
     general, general_conv = capture(pg, dbname, f"general_{dbname}", changes, **{"decimal.handling.mode": mode})
     assert len(parts) == len(general) == expected
