@@ -94,10 +94,11 @@ class TableRecords:
         self._work = _work(n.native_fns, n.nulls)
         return [field for field, _ in n.back]
 
-    def render(self, rows: Sequence[Sequence[Any]]) -> tuple[list[Any], list[bytes | None]]:
-        """(the rows' `after` JSON, their keys) for a batch of rows of COPY text in `events.names` order. Where
-        `parts` writes the records (Avro, from the rows themselves), the rows are left as they are: no JSON
-        written to be parsed again."""
+    def render(self, rows: Sequence[Sequence[Any]]) -> tuple[list[Any], list[Any]]:
+        """(the rows' `after` JSON, their keys' JSON) for a batch of rows of COPY text in `events.names` order.
+        Where `parts` writes the records (Avro, from the rows themselves), the rows are left as they are, and the
+        keys are their fields where `parts` writes keys from them (converters/sink.py `EventSend.key_row`): no
+        JSON written to be parsed again."""
         names = self.events.fields  # the rows' field names (columns are in `events.names` order)
         try:
             cols: list[Any] = list(zip(*rows))
@@ -112,8 +113,12 @@ class TableRecords:
             self._raise_failing(rows)
             afters = [self._rows_of.row(r, self.lsn) for r in rows]
         try:
+            parts = self.parts
+            if parts is not None and parts.key_row is not None:  # the keys' fields: `parts` writes them
+                key_payload = self.events.key_payload
+                return afters, [key_payload(a) for a in afters]
             keys = self._keys(afters)
-            return (afters if self.parts is not None else self._values(afters)), keys
+            return (afters if parts is not None else self._values(afters)), keys
         except orjson.JSONEncodeError as exc:  # a converted value JSON cannot carry: name it
             self._raise_failing(rows)
             raise ConversionError(f"cannot serialize a row of {self.events.schema}.{self.events.table} "

@@ -181,7 +181,8 @@ class EventSend:
     `transaction(source, token)` once per transaction) and sent with the key and headers converted as `send`
     does."""
 
-    __slots__ = ("convert_key", "header", "key", "key_row", "prepared", "sink", "topic", "txn", "writer")
+    __slots__ = ("convert_key", "header", "key", "key_prefix", "key_row", "prepared", "sink", "topic", "txn",
+                 "writer")
 
     def __init__(self, sink: ConvertingSink, topic: str, writer: Any, prepared: Any) -> None:
         self.topic = topic
@@ -197,6 +198,7 @@ class EventSend:
         # The key's writer from its fields (`keyed`), once the first key has been converted: None where keys are
         # not written so (another key converter; a key of other than plain values)
         self.key_row: Callable[[dict[str, Any]], bytes] | None = None
+        self.key_prefix = b""  # with `key_row`: the key's JsonConverter bytes up to its payload
 
     def transaction(self, source: dict[str, Any], token: Any) -> None:
         self.writer.transaction(source, token)
@@ -243,11 +245,15 @@ class EventSend:
         except Exception as exc:
             raise self._failed(exc) from None
 
-    def read(self, key: bytes | None, headers: Headers, after: dict[str, Any], source: dict[str, Any],
-             marker: str) -> None:
-        """A snapshot record: its row (as the snapshot converted it), and the snapshot's `source` block for its
+    def read(self, key: bytes | dict[str, Any] | None, headers: Headers, after: dict[str, Any],
+             source: dict[str, Any], marker: str) -> None:
+        """A snapshot record: its row (as the snapshot converted it), its key (JsonConverter's bytes, or its
+        fields once `key_row` is set: capture/snapshot_records.py), and the snapshot's `source` block for its
         `marker`."""
-        key, headers = self._converted(key, headers)
+        if type(key) is dict:
+            key, headers = self._key_fields(key, headers)
+        else:
+            key, headers = self._converted(key, headers)  # type: ignore[arg-type]
         writer = self.writer
         if writer.txn != marker:
             self.transaction(source, marker)
@@ -258,6 +264,19 @@ class EventSend:
         except Exception as exc:
             raise self._failed(exc) from None
         self.sink.send(self.topic, key, value, headers, None)
+
+    def _key_fields(self, fields: dict[str, Any], headers: Headers) -> tuple[bytes | None, Headers]:
+        """`_converted` for a key given as its fields (JsonConverter's payload of it): written by `key_row`, the
+        bytes `_converted` writes from the payload's JSON. A key the writer refuses goes to `_converted` as that
+        JSON, which converts it or names the error."""
+        try:
+            key = self.key_row(fields)  # type: ignore[misc]
+        except Exception:
+            return self._converted(self.key_prefix + orjson.dumps(fields) + b"}", headers)
+        if self.header is not None and headers:
+            convert = self.header
+            headers = [(name, convert(self.topic, data)) for name, data in headers]
+        return key, headers
 
     def _converted(self, key: bytes | None, headers: Headers) -> tuple[bytes | None, Headers]:
         """The record's headers and key through their converters, in Kafka Connect's order; the value's schema
@@ -287,7 +306,7 @@ class EventSend:
                 write = fast(self.topic)
                 self.convert_key = _avro_keys(side, self.topic, side.last, write)
                 if _plain(prepared.connect_schema):
-                    self.key_row = write
+                    self.key_row, self.key_prefix = write, side.last
         return converted
 
     def _failed(self, exc: Exception) -> ConversionError:  # a value its own schema does not describe: a bug
