@@ -238,9 +238,10 @@ class Snapshot:
         next_flush = time.monotonic() + interval
         send, headers = self.sink.send, self.headers
         time_ns = time.time_ns
-        # The record held back until the next one shows whether it ended its table (`ended`): (table, after
-        # JSON, key, first row of its table, primary key text).
-        pending: tuple[TablePlan, bytes, bytes | None, bool, tuple[str, ...] | None] | None = None
+        # The record held back until the next one shows whether it ended its table (`ended`): (table, after and
+        # key as `TableRecords.render` gave them (JSON, or the row and the key's fields for `parts`), first row of
+        # its table, primary key text).
+        pending: tuple[TablePlan, Any, Any, bool, tuple[str, ...] | None] | None = None
         ended = False
         notices = self.notices
         # rows of the current table read (a notification's total_rows_scanned), those emitted before a restart
