@@ -409,3 +409,35 @@ def test_snapshot_keys_from_their_fields(pg: PostgresCluster, dbname: str, monke
     general, general_conv = capture(pg, dbname, f"general_{dbname}", rows, **props)
     assert len(parts) == len(general) == rows
     assert decoded(parts, parts_conv, snapshot=True) == decoded(general, general_conv, snapshot=True)
+
+
+TEMPORAL_KEYS = """
+CREATE TABLE kt (d date, ts timestamp, tz timestamptz, tm time, v int, PRIMARY KEY (d, ts, tz, tm));
+"""
+TEMPORAL_ROWS = [
+    "INSERT INTO kt VALUES ('2000-01-01', '2000-01-01', '2000-01-01 00:00+00', '00:00', 0)",
+    "INSERT INTO kt VALUES ('infinity', 'infinity', 'infinity', '24:00:00', 1),"
+    " ('-infinity', '-infinity', '-infinity', '00:00:00', 2),"
+    " ('4713-01-01 BC', '4713-01-01 00:00:00 BC', '4713-01-01 00:00:00+00 BC', '23:59:59.999999', 3),"
+    " ('9999-12-31', '9999-12-31 23:59:59.999999', '9999-12-31 23:59:59.999999+00', '12:00', 4),"
+    " ('0001-01-01', '0001-01-01 00:00:00', '0001-01-01 00:00:00+00', '00:00:00.000001', 5)",
+    "UPDATE kt SET v = 6 WHERE v = 1",
+]
+
+
+@pytest.mark.parametrize("mode", ["adaptive", "connect"])
+def test_temporal_keys_from_their_fields(pg: PostgresCluster, dbname: str, monkeypatch: pytest.MonkeyPatch,
+                                         mode: str) -> None:
+    """Keys of date, timestamp, timestamptz and time columns (integers and, for timestamptz, a string: Debezium's
+    types in time.precision.mode adaptive, Connect's logical types in `connect`) at the infinities, BC and the last
+    year, written from their fields by inserts and an update: the general path's records."""
+    two_slots_then(pg, dbname, TEMPORAL_KEYS, TEMPORAL_ROWS)
+    keyed: list[str] = []
+    keyed_taken(monkeypatch, keyed)
+    props = {"time.precision.mode": mode}
+    parts, parts_conv = capture(pg, dbname, f"parts_{dbname}", 7, **props)
+    monkeypatch.setattr(converting.ConvertingSink, "event_sender", lambda self, topic, head: None)
+    general, general_conv = capture(pg, dbname, f"general_{dbname}", 7, **props)
+    assert len(parts) == len(general) == 7
+    assert decoded(parts, parts_conv) == decoded(general, general_conv)
+    assert len(keyed) == 6  # all but the first insert: every key field is an int32, an int64 or a string
