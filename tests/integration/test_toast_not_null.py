@@ -26,8 +26,9 @@ LINE = re.compile(r"^pgcdc: error: cannot write an event of public\.t at LSN ([0
 
 
 def records(tmp_path: Path) -> list[dict]:
+    # Polled while the connector writes: what follows the last newline is a record still being written.
     path = tmp_path / "records.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    return [json.loads(line) for line in path.read_text().split("\n")[:-1] if line.strip()] if path.exists() else []
 
 
 def test_unchanged_toasted_not_null_array(pg: PostgresCluster, dbname: str, tmp_path: Path) -> None:
