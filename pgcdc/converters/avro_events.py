@@ -24,28 +24,14 @@ from typing import Any
 
 import orjson
 import spavro.schema
-from spavro.fast_binary import get_writer
 
-from pgcdc.converters.avro_record import Write, record_writer, spavro_bytes
+from pgcdc.converters.avro_record import record_writer, spavro_bytes
 from pgcdc.converters.avro_rows import row_datum, rows_are_datums
 from pgcdc.converters.avro_schema import datum_function, writer_schema
+from pgcdc.converters.avro_source import PER_EVENT, Runs, event_tail
 
 ENVELOPE = ("before", "after", "source", "transaction", "op", "ts_ms", "ts_us", "ts_ns")
-_PER_EVENT = ("sequence", "lsn")  # the source fields that change within a transaction
-# The numbers that change from one transaction to the next; the others (xmin, origin_lsn: mostly null, or the
-# same for many transactions) are cached with the strings around them.
-_PER_TRANSACTION = frozenset(("ts_ms", "ts_us", "ts_ns", "txId"))
-# Those numbers as `begin` takes them: the commit time's three units and the xid.
-_ARGUMENTS = {"ts_ms": "ms", "ts_us": "us", "ts_ns": "ns", "txId": "xid"}
-# A transaction's source runs and an event's `sequence` and `lsn` into the event's buffer: (out, commit, seq, lsn)
-Direct = Callable[[io.BytesIO, tuple[int, int, int, Any], str, int], None]
 _LATER = object()  # `_head` after a transaction's first event was written by its `Direct`: runs to be made
-
-
-def _record_writer(fields: list[Any]) -> Write:
-    """spavro's writer of a record made of `fields` (spavro Field objects): their encodings, in order."""
-    return get_writer({"type": "record", "name": "Fields",
-                       "fields": [{"name": f.name, "type": f.type.to_json()} for f in fields]})
 
 
 class AvroEvents:
@@ -56,31 +42,22 @@ class AvroEvents:
 
     __slots__ = ("_after", "_after_schema", "_before", "_commit", "_end", "_fast", "_head", "_mid", "_ms",
                  "_no_after", "_no_before", "_ops", "_parsed", "_read_at", "_read_middle", "_row", "_runs",
-                 "_segments", "_source_fields", "_ts", "_tx", "header", "lsn_w", "seq_w", "txn")
+                 "_segments", "_tail", "_ts", "_tx", "header", "lsn_w", "seq_w", "txn")
 
     def __init__(self, connect_schema: dict[str, Any], avro_text: str) -> None:
-        envelope = spavro.schema.parse(orjson.dumps(writer_schema(avro_text)).decode())
-        fields = {f.name: f for f in envelope.fields}
-        source = fields["source"].type.fields
-        names = [f.name for f in source]
-        seq, lsn = names.index("sequence"), names.index("lsn")
-        # The source fields in three runs around the two per-event ones, each written once per transaction.
-        self._segments = (_fields_writer(source[:seq]), _fields_writer(source[seq + 1:lsn]),
-                          _fields_writer(source[lsn + 1:]))
+        doc = writer_schema(avro_text)
+        # shared by the tables whose source block's schema is the same
+        tail = self._tail = event_tail({f["name"]: f["type"] for f in doc["fields"]})
+        self._segments, self.seq_w, self.lsn_w, self._ts, self._ops = (
+            tail.segments, tail.seq_w, tail.lsn_w, tail.ts, tail.ops)
         # `begin`'s writers of a transaction's three runs from its numbers, one per set of the other values;
         # None: a per-transaction field that is not a number (then `begin` takes the source block)
-        self._source_fields = (source[:seq], source[seq + 1:lsn], source[lsn + 1:])
-        numbers_only = all(_numeric(f.type) for f in source if f.name in _PER_TRANSACTION)
-        self._tx: dict[Any, tuple[Callable[[int, int, int, Any], tuple[bytes, bytes, bytes]], Direct]] | None = (
-            {} if numbers_only else None)
-        self.seq_w = get_writer(source[seq].type.to_json())
-        self.lsn_w = get_writer(source[lsn].type.to_json())
-        self._before = record_writer(fields["before"].type.to_json())
+        self._tx: dict[Any, Runs] | None = {} if tail.source_fields is not None else None
+        before, after = _row_types(doc)
+        self._before = record_writer(before)
         self._no_before = spavro_bytes(self._before, None)  # the union's null branch: spavro's bytes, written once
-        self._after = record_writer(fields["after"].type.to_json())
+        self._after = record_writer(after)  # the same writer where the two documents are equal (avro_record.py)
         self._no_after = spavro_bytes(self._after, None)
-        # One writer per timestamp field: three calls cost less than building a record's dict per event.
-        self._ts = tuple(get_writer(fields[name].type.to_json()) for name in ("ts_ms", "ts_us", "ts_ns"))
         # ts_ms's bytes, written by spavro once per millisecond: (the millisecond, its bytes)
         self._ms: tuple[int, bytes] = (-1, b"")
         after_schema = next(f for f in connect_schema["fields"] if f["field"] == "after")
@@ -90,15 +67,12 @@ class AvroEvents:
         # (`native`). `_fast` for streamed rows, `_parsed` for a snapshot's (`read`).
         self._after_schema = after_schema
         self._parsed = self._fast = row_datum(after_schema)
-        # `transaction` (null: this path is not taken with transaction metadata) and `op`, per op.
-        tail = _record_writer([fields["transaction"], fields["op"]])
-        self._ops = {op: spavro_bytes(tail, {"transaction": None, "op": op}) for op in "cudtr"}
         self.header = b""
         self.txn: Any = None  # the transaction `transaction` was last called for (the caller's token)
         self._head: bytes | object | None = b""  # None, _LATER: the transaction `begin` took (`_source`)
         self._mid = self._end = b""
         self._commit: tuple[int, int, int, Any] = (0, 0, 0, None)  # `begin`'s numbers: ms, us, ns, xid
-        self._runs: Any = None  # `begin`'s two writers of them (`_transaction_writer`)
+        self._runs: Any = None  # `begin`'s two writers of them (avro_source.py `EventTail.runs`)
         self._read_at: Any = None  # (marker, sequence, lsn) of `_read_middle`: a snapshot record's source block
         self._read_middle = b""
 
@@ -116,7 +90,7 @@ class AvroEvents:
         if tuple(f.get("field") for f in fields) != ENVELOPE:
             return False
         names = [f.get("field") for f in fields[2].get("fields") or ()]
-        return all(names.count(n) == 1 for n in _PER_EVENT) and names.index("sequence") < names.index("lsn")
+        return all(names.count(n) == 1 for n in PER_EVENT) and names.index("sequence") < names.index("lsn")
 
     def transaction(self, source: dict[str, Any], token: Any) -> None:
         """Write the source fields of the transaction `token` names (`source`: any of its events' block)."""
@@ -143,7 +117,7 @@ class AvroEvents:
         if writers is None:
             if len(known) >= 64:
                 known.clear()
-            writers = known[others] = _transaction_writer(self._source_fields, source(), self.seq_w, self.lsn_w)
+            writers = known[others] = self._tail.runs(source())
         # The runs are made on the transaction's second event (`_source`): its first is written by `direct`.
         self._commit, self._runs = (commit_us // 1000, commit_us, commit_us * 1000, xid), writers
         self._head = None
@@ -233,93 +207,20 @@ class AvroEvents:
         write(self._ops[op])
 
 
-def _fields_writer(fields: list[Any]) -> Callable[[io.BytesIO, dict[str, Any]], None]:
-    """`f(out, record)` writing a run of a record's fields, once per transaction. Their values are mostly the same
-    in every transaction (the connector, the database, the table, xmin: strings, nulls, a number that seldom
-    changes) but for the commit times and the xid. So each run of the others is one piece cached by its values
-    (spavro writes it once per distinct value), and each of those numbers is written by spavro every time. One
-    function compiled per run: field names enter its source only as repr() literals."""
-    scope: dict[str, Any] = {"P": _piece}
-    lines: list[str] = []
-    run: list[Any] = []
-    for f in [*fields, None]:
-        numeric = f is not None and f.name in _PER_TRANSACTION and _numeric(f.type)
-        if (f is None or numeric) and run:
-            i = len(lines)
-            scope[f"w{i}"], scope[f"k{i}"] = _record_writer(run), {}
-            lines.append(f"    v = ({', '.join(f'r[{r.name!r}]' for r in run)},)")
-            lines.append(f"    write(k{i}.get(v) or P(k{i}, v, w{i}, r))")
-            run = []
-        if numeric:
-            scope[f"w{len(lines)}"] = get_writer(f.type.to_json())
-            lines.append(f"    w{len(lines)}(out, r[{f.name!r}])")
-        elif f is not None:
-            run.append(f)
-    source = "def write(out, r):\n    write = out.write\n" + "".join(line + "\n" for line in lines)
-    exec(compile(source, "<pgcdc avro source>", "exec"), scope)
-    write: Callable[[io.BytesIO, dict[str, Any]], None] = scope["write"]
-    return write
-
-
-def _transaction_writer(segments: tuple[list[Any], list[Any], list[Any]], source: dict[str, Any], seq_w: Write,
-                        lsn_w: Write) -> tuple[Callable[[int, int, int, Any], tuple[bytes, bytes, bytes]], Direct]:
-    """`f(ms, us, ns, xid)` -> the three runs of a transaction's source fields (`AvroEvents.transaction`'s
-    `_head`, `_mid`, `_end`): the fields other than those numbers written by spavro once, here from `source`,
-    and each number by spavro per call, but the commit's millisecond, whose bytes are kept (the transactions of
-    a millisecond share them). A run without such a number is the kept bytes joined, without a buffer. Second,
-    `g(out, (ms, us, ns, xid), sequence, lsn)` writing the same runs with the event's `sequence` and `lsn`
-    (`seq_w`, `lsn_w`) between them straight into the event's buffer: a transaction's first event, most
-    transactions' only one. One function each compiled per layout and values: names enter their source only as
-    generated identifiers."""
-    scope: dict[str, Any] = {"BytesIO": io.BytesIO, "P": _piece, "E": b"", "seq_w": seq_w, "lsn_w": lsn_w}
-    lines = ["def tx(ms, us, ns, xid):"]
-    direct = ["def direct(out, c, sequence, lsn):", "    ms, us, ns, xid = c", "    write = out.write"]
-    for i, fields in enumerate(segments):
-        pieces: list[str] = []  # in order: expressions of bytes, or calls of the writers named in `numbers`
-        numbers: list[str] = []  # spavro's writers of the numbers written per call, into the run's buffer `o{i}`
-        run: list[Any] = []
-        for f in [*fields, None]:
-            if f is not None and f.name not in _PER_TRANSACTION:
-                run.append(f)
-                continue
-            if run:
-                name = f"c{i}_{len(pieces)}"
-                scope[name] = spavro_bytes(_record_writer(run), source)
-                pieces.append(name)
-                run = []
-            if f is None:
-                continue
-            name = f"w{i}_{len(pieces)}"
-            scope[name] = get_writer(f.type.to_json())
-            if f.name == "ts_ms":
-                scope[f"k{name}"] = {}
-                pieces.append(f"(k{name}.get(ms) or P(k{name}, ms, {name}, ms))")
-            else:
-                pieces.append(f"{name}(o{i}, {_ARGUMENTS[f.name]})")
-                numbers.append(name)
-        direct += [f"    {p.replace(f'(o{i},', '(out,')}" if p.split("(")[0] in numbers else f"    write({p})"
-                   for p in pieces]
-        direct.append(("    seq_w(out, sequence)", "    lsn_w(out, lsn)", "")[i])
-        if not numbers:
-            lines.append(f"    s{i} = {' + '.join(pieces) or 'E'}")
-            continue
-        lines += [f"    o{i} = BytesIO()", f"    w{i} = o{i}.write"]
-        lines += [f"    {p}" if p.split("(")[0] in numbers else f"    w{i}({p})" for p in pieces]
-        lines.append(f"    s{i} = o{i}.getvalue()")
-    lines.append("    return s0, s1, s2")
-    exec(compile("\n".join(lines + direct) + "\n", "<pgcdc avro transaction>", "exec"), scope)
-    return scope["tx"], scope["direct"]
-
-
-def _piece(known: dict[Any, bytes], values: Any, write: Write, record: Any) -> bytes:
-    """A run's bytes for `values` (`record` as spavro takes them), written by spavro and kept (at most 64)."""
-    if len(known) >= 64:
-        known.clear()
-    data = known[values] = spavro_bytes(write, record)
-    return data
-
-
-def _numeric(schema: Any) -> bool:
-    """A long or an int, or a union of null and one."""
-    branches = schema.schemas if schema.type == "union" else [schema]
-    return all(b.type in ("null", "long", "int") for b in branches)
+def _row_types(doc: dict[str, Any]) -> tuple[Any, Any]:
+    """The schemas of `before` and `after`, each a whole document (the row's record defined in it). Confluent's
+    converter defines the record in `before` and names it in `after`: then both are `before`'s, the record given
+    the envelope's namespace it inherits there. Any other layout: spavro's own reading of each."""
+    types = {f["name"]: f["type"] for f in doc["fields"]}
+    before, after = types["before"], types["after"]
+    space = doc.get("namespace") or doc["name"].rpartition(".")[0]
+    if isinstance(before, list) and len(before) == 2 and "null" in before and isinstance(after, list) and (
+            len(after) == 2 and "null" in after):
+        record, name = before[1 - before.index("null")], after[1 - after.index("null")]
+        if isinstance(record, dict) and record.get("type") == "record" and "." not in record["name"]:
+            own = record.get("namespace", space)
+            if name in (record["name"], f"{own}.{record['name']}"):
+                row = [b if b == "null" else {**record, "namespace": own} for b in before] if own else before
+                return row, row
+    fields = {f.name: f.type for f in spavro.schema.parse(orjson.dumps(doc).decode()).fields}
+    return fields["before"].to_json(), fields["after"].to_json()

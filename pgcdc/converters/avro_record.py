@@ -23,6 +23,8 @@ from typing import Any
 import orjson
 from spavro.fast_binary import get_writer
 
+from pgcdc.codegen import define
+
 Write = Callable[[Any, Any], None]  # spavro: (file, datum)
 
 # The Python type spavro's union writer takes for a branch as that branch without promotion (its avro_to_py).
@@ -97,8 +99,7 @@ def _compiled(schema: dict[str, Any], whole: Write) -> Write:
             lines += [f"        write(p{i})", f"        w{i}(out, v)"]
         lines += ["    else:", f"        u{i}(out, v)"]
     lines += ["  except Exception:", "    whole(BytesIO(), r)", "    raise"]
-    exec(compile("\n".join(lines) + "\n", "<pgcdc avro record>", "exec"), scope)
-    write: Write = scope["write"]
+    write: Write = define("\n".join(lines) + "\n", "<pgcdc avro record>", scope, "write")
     return write
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from pgcdc.codegen import define
 from pgcdc.converters.avro_schema import datum_function
 
 _dumps = orjson.dumps
@@ -85,6 +86,6 @@ def row_datum(struct: dict[str, Any]) -> Callable[[dict[str, Any]], dict[str, An
             items.append(f"{name!r}: g{i}({read})")
     head = f"    d = L(J([{', '.join(doubles)}]))\n" if doubles else ""
     source = "def row(v):\n" + head + "    return {" + ", ".join(items) + "}\n"
-    exec(compile(source, "<pgcdc avro row>", "exec"), scope)  # names enter only as repr() literals
-    row: Callable[[dict[str, Any]], dict[str, Any]] = scope["row"]
+    # names enter only as repr() literals
+    row: Callable[[dict[str, Any]], dict[str, Any]] = define(source, "<pgcdc avro row>", scope, "row")
     return row

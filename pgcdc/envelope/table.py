@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pgcdc.codegen import define
 from pgcdc.envelope import connect
 from pgcdc.envelope.columns import ColumnRules, declared_length
 from pgcdc.envelope.naming import SCHEMA_STRATEGY, adjust_name, data_topic
@@ -342,8 +343,7 @@ def _row_function(names: Sequence[str], fns: Sequence[Any], placeholders: Sequen
     unpack = "".join(f"v{i}, " for i in range(len(names)))
     source = (f"def row(values, N):\n    {unpack} = values\n    return {{{', '.join(items)}}}\n"
               if names else "def row(values, N):\n    return {}\n")
-    exec(compile(source, "<pgcdc row>", "exec"), scope)
-    return scope["row"]
+    return define(source, "<pgcdc row>", scope, "row")
 
 
 def _refuse(said: str) -> Any:
@@ -360,5 +360,4 @@ def _key_function(names: tuple[str, ...], defaults: dict[str, Any] | None = None
         return f"{n!r}: row[{n!r}]"
 
     source = f"def key(row):\n    return {{{', '.join(item(n) for n in names)}}}\n"
-    exec(compile(source, "<pgcdc key>", "exec"), scope)
-    return scope["key"]
+    return define(source, "<pgcdc key>", scope, "key")
