@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from pgcdc.capture.incremental import IncrementalSnapshot
-from pgcdc.capture.position import Position, ResumePoint
+from pgcdc.capture.position import Position, ResumePoint, committed
 from pgcdc.capture.events import ROW_KEY, EventSenders, event_emitter, sequence_text
 from pgcdc.capture.rows import RowSenders, row_emitter
 from pgcdc.capture.side_records import SideRecords
@@ -240,11 +240,9 @@ class ChangeCapture(SideRecords):
         if self.tx_events or self.delivered:
             # Debezium's source.sequence starts with the end LSN of the last transaction it received.
             self.last_commit_lsn = msg.end_lsn
-        self.position = Position(
-            end_lsn=msg.end_lsn, commit_lsn=msg.commit_lsn, last_lsn=self.last_lsn or msg.commit_lsn,
-            xid=self.xid, commit_us=self.commit_us,
-            extra=self.incremental.offset_fields() if self.incremental is not None else (), xmin=self.xmin,
-        )
+        self.position = committed(
+            msg.end_lsn, msg.commit_lsn, self.last_lsn or msg.commit_lsn, self.xid, self.commit_us,
+            self.incremental.offset_fields() if self.incremental is not None else (), self.xmin)
         if self.skipping:
             log.info("skipped transaction %s committed at %X/%X: already in the stored offset",
                      self.xid, msg.commit_lsn >> 32, msg.commit_lsn & 0xFFFFFFFF)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pgcdc.capture import java_keys
+from pgcdc.protocol._slots import slot_setters
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +44,25 @@ class Position:
         })
         offset.update(self.extra)
         return offset
+
+
+_P0, _P1, _P2, _P3, _P4, _P5, _P6 = slot_setters(Position)
+_new = object.__new__
+
+
+def committed(end_lsn: int, commit_lsn: int, last_lsn: int, xid: int, commit_us: int,
+              extra: tuple[tuple[str, Any], ...], xmin: int | None) -> Position:
+    """`Position(…)` with its slots filled directly (protocol/_slots.py): the same instance in about 40% of the
+    frozen dataclass's time, measured. The capture makes one per transaction."""
+    p: Position = _new(Position)
+    _P0(p, end_lsn)
+    _P1(p, commit_lsn)
+    _P2(p, last_lsn)
+    _P3(p, xid)
+    _P4(p, commit_us)
+    _P5(p, extra)
+    _P6(p, xmin)
+    return p
 
 
 @dataclass(frozen=True, slots=True)

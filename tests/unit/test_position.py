@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from pgcdc.capture.position import Position, ResumePoint, SnapshotDone
+from pgcdc.capture.position import Position, ResumePoint, SnapshotDone, committed
 
 
 def test_own_offset_is_debeziums_commit_offset() -> None:
@@ -55,3 +57,15 @@ def test_debezium_first_transaction_after_snapshot() -> None:
 ])
 def test_debezium_offsets_parse(offset: dict) -> None:
     assert ResumePoint.from_offset(offset).start_lsn == 23
+
+
+@pytest.mark.parametrize("extra, xmin", [((), None), ((("incremental_snapshot_primary_key", "x"),), 2**63 - 1)])
+def test_committed_is_the_dataclass_position(extra: tuple[tuple[str, Any], ...], xmin: int | None) -> None:
+    """The capture's constructor (slots filled directly) makes what the dataclass makes: equal, same hash, same
+    offset, and as frozen."""
+    args = (0x1_0000_0010, 0x1_0000_0008, 0x1_0000_0004, 4_294_967_295, -1)
+    made, expected = committed(*args, extra, xmin), Position(*args, extra=extra, xmin=xmin)
+    assert made == expected and hash(made) == hash(expected) and repr(made) == repr(expected)
+    assert made.to_offset() == expected.to_offset()
+    with pytest.raises(AttributeError):
+        made.xid = 1  # type: ignore[misc]
