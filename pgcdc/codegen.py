@@ -9,19 +9,26 @@ writers, bytes) is in the scope, never in the text.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from types import CodeType
-from typing import Any
+from typing import Any, TypeVar
 
-_CODE: dict[tuple[str, str], CodeType] = {}  # (source, filename) -> its code object (at most 1024 kept)
+T = TypeVar("T")
+
+_CODE: dict[Hashable, CodeType] = {}  # (source, filename) -> its code object (at most 1024 kept)
+
+
+def kept(store: dict[Hashable, T], key: Hashable, limit: int, make: Callable[[], T]) -> T:
+    """`store[key]`, made by `make()` the first time; a store grown to `limit` entries is emptied first."""
+    value = store.get(key)
+    if value is None:
+        if len(store) >= limit:
+            store.clear()
+        value = store[key] = make()
+    return value
 
 
 def define(source: str, filename: str, scope: dict[str, Any], name: str) -> Any:
     """Run `source` (compiled under `filename`, as tracebacks show it) in `scope`; the object it names `name`."""
-    key = (source, filename)
-    code = _CODE.get(key)
-    if code is None:
-        if len(_CODE) >= 1024:
-            _CODE.clear()
-        code = _CODE[key] = compile(source, filename, "exec")
-    exec(code, scope)
+    exec(kept(_CODE, (source, filename), 1024, lambda: compile(source, filename, "exec")), scope)
     return scope[name]

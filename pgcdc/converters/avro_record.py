@@ -17,13 +17,13 @@ error the whole datum is written again by spavro's record writer, so the error r
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import orjson
 from spavro.fast_binary import get_writer
 
-from pgcdc.codegen import define
+from pgcdc.codegen import define, kept
 
 Write = Callable[[Any, Any], None]  # spavro: (file, datum)
 
@@ -32,7 +32,7 @@ _TYPES: dict[str, type] = {"string": str, "int": int, "long": int, "boolean": bo
                            "double": float, "bytes": bytes}
 
 
-_KNOWN: dict[bytes, Write] = {}  # schema document -> its writer (at most 256 kept)
+_KNOWN: dict[Hashable, Write] = {}  # schema document -> its writer (at most 256 kept)
 
 
 def record_writer(schema: Any) -> Write:
@@ -40,13 +40,7 @@ def record_writer(schema: Any) -> Write:
     defined in it, before): for a record or a union of null and a record, the compiled one; anything else
     spavro's. A document met again (a change event's `before` and `after` are the same row schema) is not
     compiled again."""
-    text = orjson.dumps(schema)
-    write = _KNOWN.get(text)
-    if write is None:
-        if len(_KNOWN) >= 256:
-            _KNOWN.clear()
-        write = _KNOWN[text] = _writer(schema)
-    return write
+    return kept(_KNOWN, orjson.dumps(schema), 256, lambda: _writer(schema))
 
 
 def _writer(schema: Any) -> Write:

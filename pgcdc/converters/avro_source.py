@@ -10,13 +10,13 @@ of a record is its fields' encodings in order, with nothing between them).
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import orjson
 from spavro.fast_binary import get_writer
 
-from pgcdc.codegen import define
+from pgcdc.codegen import define, kept
 from pgcdc.converters.avro_record import Write, spavro_bytes
 
 PER_EVENT = ("sequence", "lsn")  # the source fields that change within a transaction
@@ -62,18 +62,13 @@ class EventTail:
         return _transaction_writer(self.source_fields, source, self.seq_w, self.lsn_w)
 
 
-_TAILS: dict[bytes, EventTail] = {}  # the schemas' JSON -> their writers (at most 64 kept)
+_TAILS: dict[Hashable, EventTail] = {}  # the schemas' JSON -> their writers (at most 64 kept)
 
 
 def event_tail(types: dict[str, Any]) -> EventTail:
     """The writers of the envelope fields after its rows, `types` their schemas by field name (JSON)."""
     text = orjson.dumps([types[name] for name in ("source", "transaction", "op", "ts_ms", "ts_us", "ts_ns")])
-    tail = _TAILS.get(text)
-    if tail is None:
-        if len(_TAILS) >= 64:
-            _TAILS.clear()
-        tail = _TAILS[text] = EventTail(types)
-    return tail
+    return kept(_TAILS, text, 64, lambda: EventTail(types))
 
 
 def _record_writer(fields: list[dict[str, Any]]) -> Write:
