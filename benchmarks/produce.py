@@ -8,9 +8,11 @@ records through librdkafka from Python into this broker (`--broker kafka`, Apach
 `--broker tansu`; broker.py) on this machine; the line prints it against COPY of
 the same table (the snapshot target's ceiling) and pg_recvlogical's rate needs stream.py.
 
-Prints `workload  produce/s  copy/s  ratio  value_bytes` and, with `--cpu`, where the CPU went (benchmarks/cpu.py).
+`--format json,avro` produces each format's records in turn (formats.py; Avro's are made through the in-process
+`mock://` registry). Prints `workload  format  produce/s  copy/s  ratio  value_bytes` and, with `--cpu`, where the
+CPU went (benchmarks/cpu.py).
 Run: `.venv/bin/python benchmarks/produce.py [--records N] [--workloads narrow,mixed8,wide40,toast] [--cpu]
-[--broker tansu]`.
+[--format json,avro] [--batch N] [--broker tansu]`.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from confluent_kafka import Producer
 
 from broker import Broker, add_broker_option, broker_pid, running_broker  # benchmarks/ is first on sys.path
 from cpu import CpuMeter, postmaster_pid
+from formats import FORMATS, format_names
 from stream import WORKLOADS
 
 from pgcdc.config import build_config
@@ -50,9 +53,9 @@ class Keep:
         pass
 
 
-def records_of(pg: PostgresCluster, broker: Broker, db: str, name: str) -> list[Any]:
-    props = {"name": name, "topic.prefix": name, **pg.connection_properties(db), "slot.name": f"keep_{name}",
-             "publication.name": f"pub_keep_{name}", "snapshot.mode": "initial_only",
+def records_of(pg: PostgresCluster, broker: Broker, db: str, name: str, fmt: str) -> list[Any]:
+    props = {**FORMATS[fmt], "name": name, "topic.prefix": name, **pg.connection_properties(db),
+             "slot.name": f"keep_{name}_{fmt}", "publication.name": f"pub_keep_{name}", "snapshot.mode": "initial_only",
              "bootstrap.servers": broker.bootstrap_servers, "offset.storage": "memory"}
     sink = Keep()
     Connector(build_config(props), sink=sink).run()
@@ -99,10 +102,13 @@ def main() -> None:
     ap.add_argument("--set", action="append", default=[], metavar="PROPERTY=VALUE",
                     help="an extra connector property, e.g. kafka.linger.ms=20 (repeatable)")
     ap.add_argument("--batch", type=int, default=0, help="hand records to produce_batch() in lists of N")
+    ap.add_argument("--format", default="json", metavar="FORMAT,...",
+                    help=f"record formats whose records are produced, each in turn ({', '.join(FORMATS)}; formats.py)")
     add_broker_option(ap)
     args = ap.parse_args()
+    formats = format_names(args.format)
     print("load average (1/5/15 min) at start: {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
-    print(f"{'workload':10} {'produce/s':>10} {'copy/s':>10} {'ratio':>6} {'value_bytes':>11}", flush=True)
+    print(f"{'workload':10} {'format':6} {'produce/s':>10} {'copy/s':>10} {'ratio':>6} {'value_bytes':>11}", flush=True)
     with PostgresCluster() as pg, running_broker(args.broker) as broker:
         for name in args.workloads.split(","):
             w = WORKLOADS[name]
@@ -110,41 +116,42 @@ def main() -> None:
             pg.execute(w.ddl + f"; CREATE PUBLICATION pub_keep_{name} FOR ALL TABLES", db)
             pg.execute(w.insert % {"lo": 1, "hi": args.distinct}, db)
             pg.execute("VACUUM ANALYZE t", db)
-            records = records_of(pg, broker, db, name)
-            assert len(records) == args.distinct, len(records)
             copy = copy_rate(pg, db, args.distinct)
-            conf = build_config({"name": "p", "topic.prefix": "p", **pg.connection_properties(db),
-                                 "bootstrap.servers": broker.bootstrap_servers,
-                                 **dict(item.split("=", 1) for item in args.set)}).producer_config()
-            producer = Producer(conf)
-            topic = f"produce_{name}"
-            producer.produce(topic, b"warm-up")  # the topic and its metadata exist before the clock starts
-            producer.flush(30)
-            meter = CpuMeter(broker_pid(broker), postmaster_pid(pg.datadir))
-            meter.start()
-            t0 = time.perf_counter()
-            produce, poll = producer.produce, producer.poll
-            if args.batch:
-                batch_of(producer, topic, records, args.records, args.batch)
-            for i in range(0 if args.batch else args.records):
-                _, key, value, headers = records[i % len(records)]
-                while True:
-                    try:
-                        produce(topic, value, key, headers=headers)
-                        break
-                    except BufferError:
-                        poll(0.05)
-                if i & 0x3FF == 0:
-                    poll(0)
-            left = producer.flush(120)
-            elapsed = time.perf_counter() - t0
-            meter.stop()
-            assert left == 0, f"{left} records not acknowledged"
-            rate = args.records / elapsed
-            size = sum(len(r[2] or b"") for r in records) // len(records)
-            print(f"{name:10} {rate:10.0f} {copy:10.0f} {rate / copy:6.2f} {size:11}", flush=True)
-            if args.cpu:
-                print(f"{'':10} {meter.line(args.records)}", flush=True)
+            for fmt in formats:
+                records = records_of(pg, broker, db, name, fmt)
+                assert len(records) == args.distinct, len(records)
+                conf = build_config({"name": "p", "topic.prefix": "p", **pg.connection_properties(db),
+                                     "bootstrap.servers": broker.bootstrap_servers,
+                                     **dict(item.split("=", 1) for item in args.set)}).producer_config()
+                producer = Producer(conf)
+                topic = f"produce_{name}_{fmt}"
+                producer.produce(topic, b"warm-up")  # the topic and its metadata exist before the clock starts
+                producer.flush(30)
+                meter = CpuMeter(broker_pid(broker), postmaster_pid(pg.datadir))
+                meter.start()
+                t0 = time.perf_counter()
+                produce, poll = producer.produce, producer.poll
+                if args.batch:
+                    batch_of(producer, topic, records, args.records, args.batch)
+                for i in range(0 if args.batch else args.records):
+                    _, key, value, headers = records[i % len(records)]
+                    while True:
+                        try:
+                            produce(topic, value, key, headers=headers)
+                            break
+                        except BufferError:
+                            poll(0.05)
+                    if i & 0x3FF == 0:
+                        poll(0)
+                left = producer.flush(120)
+                elapsed = time.perf_counter() - t0
+                meter.stop()
+                assert left == 0, f"{left} records not acknowledged"
+                rate = args.records / elapsed
+                size = sum(len(r[2] or b"") for r in records) // len(records)
+                print(f"{name:10} {fmt:6} {rate:10.0f} {copy:10.0f} {rate / copy:6.2f} {size:11}", flush=True)
+                if args.cpu:
+                    print(f"{'':17} {meter.line(args.records)}", flush=True)
     print("load average (1/5/15 min) at end: {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
 
 
