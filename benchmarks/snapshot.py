@@ -13,11 +13,13 @@ from its own slot into a Python handler (no Kafka), its rate taken between its f
 (stream.py's `run_debezium`), and each line adds `debezium/s` and `x_debezium`.
 
 Run: `.venv/bin/python benchmarks/snapshot.py [--rows N] [--tables N] [--threads 1,2] [--debezium auto|yes|no]
-[--broker kafka|tansu] [--format json,avro] [--topics auto|created]`. With `--topics auto` (the default) the
-broker creates each topic on the snapshot's first record of its table, inside the timing: on Apache Kafka that
-bounds the many-tables workload at about 30,000 rows/s whatever the format (a checkpoint's flush waits for the
-topics created so far). `--topics created` creates them before each run, as a cluster without auto-creation has
-them, so the timing is pgcdc's.
+[--broker kafka|tansu] [--format json,avro] [--topics auto|created] [--fresh-broker]`. With `--topics auto` (the
+default) the broker creates each topic on the snapshot's first record of its table, inside the timing: on Apache
+Kafka that bounds the many-tables workload at about 30,000 rows/s whatever the format (a checkpoint's flush waits
+for the topics created so far). `--topics created` creates them before each run, as a cluster without auto-creation has
+them, so the timing is pgcdc's. By default every run writes into one broker, and a run after a many-tables run
+finds it slower whatever its format (README.md): `--fresh-broker` starts and warms a broker for each run, so
+formats compare on equal terms (its JIT is cold: compare formats within such runs, not with shared-broker ones).
 `--profile null|kafka` instead runs one snapshot of one `--rows` table in this process under cProfile, into a
 sink that drops records (`null`) or into the `--broker` (`kafka`), and prints the profile's top lines.
 """
@@ -25,6 +27,7 @@ sink that drops records (`null`) or into the `--broker` (`kafka`), and prints th
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import io
 import json
@@ -151,19 +154,21 @@ def profile(rows: int, into: str, threads: int, top: int, broker_name: str) -> N
             print(out.getvalue().split("\n", 5)[-1] if order == "tottime" else out.getvalue())
 
 
-def measure(pg: PostgresCluster, broker: Broker, db: str, names: list[str], label: str, threads: int, fmt: str,
+def measure(pg: PostgresCluster, broker: Broker | None, db: str, names: list[str], label: str, threads: int, fmt: str,
             args: argparse.Namespace, theirs: float | None) -> None:
     """One line: the best of `--repeat` snapshots of the database in format `fmt`, against the best COPY."""
     best_ceiling, best, rss, value_bytes = float("inf"), float("inf"), 0.0, 0.0
     for run in range(args.repeat):
         ceiling_s, rows = ceiling(pg, db, names)
-        meter = CpuMeter(broker_pid(broker), postmaster_pid(pg.datadir))
-        meter.start()
-        slot = f"snap_{label}_{threads}_{fmt}_{run}"
-        if args.topics == "created":
-            create_topics(broker, slot, names)
-        result = run_pgcdc(pg, broker, db, slot, threads, fmt)
-        meter.stop()
+        # --fresh-broker: a broker of the run's own, that no earlier run has written to
+        with running_broker(args.broker) if args.fresh_broker else contextlib.nullcontext(broker) as into:
+            meter = CpuMeter(broker_pid(into), postmaster_pid(pg.datadir))
+            meter.start()
+            slot = f"snap_{label}_{threads}_{fmt}_{run}"
+            if args.topics == "created":
+                create_topics(into, slot, names)
+            result = run_pgcdc(pg, into, db, slot, threads, fmt)
+            meter.stop()
         if result["events"] != rows:
             raise SystemExit(f"{label}: pgcdc emitted {result['events']} records, the tables hold {rows}")
         best_ceiling, best = min(best_ceiling, ceiling_s), min(best, result["seconds"])
@@ -199,6 +204,9 @@ def main() -> None:
     ap.add_argument("--topics", choices=("auto", "created"), default="auto",
                     help="auto: the broker creates each topic on its first record, inside the timing; created: "
                     "the topics are created (leaders elected) before each run")
+    ap.add_argument("--fresh-broker", action="store_true",
+                    help="each run into a broker started for it; by default all runs share one broker, and a run "
+                    "after a many-tables run finds it slower (README.md)")
     add_broker_option(ap)
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -215,7 +223,8 @@ def main() -> None:
     print(f"{'workload':16} {'format':>6} {'value_B':>7} {'pgcdc/s':>10} {'ceiling/s':>10} {'ratio':>6} "
           f"{'peak_rss_mb':>11}"
           + (f" {'debezium/s':>10} {'x_debezium':>10}" if debezium else ""), flush=True)
-    with PostgresCluster() as pg, running_broker(args.broker) as broker:
+    with PostgresCluster() as pg, (contextlib.nullcontext(None) if args.fresh_broker
+                                   else running_broker(args.broker)) as broker:
         for label, tables in (("single", 1), ("many", args.tables)):
             db = pg.create_database(f"bench_{label}")
             names = create(pg, db, tables, args.rows)
