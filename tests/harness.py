@@ -60,8 +60,16 @@ class Running:
         if self.error:
             raise self.error
 
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+    def __exit__(self, exc_type: object, exc: BaseException | None, tb: object) -> None:
+        if exc is None:
+            self.stop()
+            return
+        # The block failed: its own error is the one to see. The connector's, which its stop may raise (often
+        # with its context suppressed, which would hide the block's), goes into a note on it.
+        try:
+            self.stop()
+        except BaseException as stop_error:
+            exc.add_note(f"the connector, stopped after the block failed, raised: {stop_error!r}")
 
 
 def in_thread(connector: Connector) -> tuple[threading.Thread, list[BaseException]]:
