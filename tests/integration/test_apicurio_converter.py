@@ -77,7 +77,7 @@ def run(pg: PostgresCluster, dbname: str, broker: TansuBroker, registry: Apicuri
         pg.execute("INSERT INTO t VALUES (1, 'a')", dbname)
         pg.execute("ALTER TABLE t ADD COLUMN w int", dbname)
         pg.execute("INSERT INTO t VALUES (2, 'b', 7)", dbname)
-        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5)) >= 2, 90, "2 Avro records")
+        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5, to_end=False)) >= 2, 90, "2 Avro records")
     return read_raw(broker.bootstrap_servers, topic)
 
 
@@ -124,7 +124,7 @@ def test_basic_auth(pg: PostgresCluster, dbname: str, broker: TansuBroker) -> No
         topic = f"{dbname}.public.t"
         with Running(config(pg, dbname, broker, reg, **{P + "auth.username": "pgcdc", P + "auth.password": "s3cret"})):
             pg.execute("INSERT INTO t VALUES (1, 'a')", dbname)
-            wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5)) >= 1, 60, "1 record")
+            wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5, to_end=False)) >= 1, 60, "1 record")
         value = read_raw(broker.bootstrap_servers, topic)[0][1]
         assert value is not None and value[0] == 0
         schema = parsed(reg, "contentIds", int.from_bytes(value[1:5], "big"), "Basic cGdjZGM6czNjcmV0")  # pgcdc:s3cret
@@ -141,11 +141,11 @@ def test_without_auto_register_the_registered_version_is_used(pg: PostgresCluste
     topic = f"{dbname}.public.t"
     with Running(config(pg, dbname, broker, registry)):
         pg.execute("INSERT INTO t VALUES (1, 'a')", dbname)
-        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5)) >= 1, 60, "1 record")
+        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5, to_end=False)) >= 1, 60, "1 record")
     lookup = {P + "auto-register": "false", P + "find-latest": find_latest}
     with Running(config(pg, dbname, broker, registry, **lookup)):
         pg.execute("INSERT INTO t VALUES (2, 'b')", dbname)
-        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5)) >= 2, 60, "2 records")
+        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5, to_end=False)) >= 2, 60, "2 records")
     values = [decode(registry, v, 4, "contentIds") for _, v in read_raw(broker.bootstrap_servers, topic) if v]
     assert [d["after"] for _, d in values] == [{"id": 1, "v": "a"}, {"id": 2, "v": "b"}]
     assert values[0][0] == values[1][0]
@@ -178,7 +178,7 @@ def test_ids_in_headers(pg: PostgresCluster, dbname: str, broker: TansuBroker, r
     with Running(config(pg, dbname, broker, registry, **{P + "headers.enabled": "true"})):
         pg.execute("INSERT INTO t VALUES (1, 'a')", dbname)
         pg.execute("DELETE FROM t WHERE id = 1", dbname)
-        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5)) >= 3, 60, "3 records")
+        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5, to_end=False)) >= 3, 60, "3 records")
     records = read_with_headers(broker.bootstrap_servers, topic)
     # after the record's own headers (Debezium's `__debezium.context.*`), as Kafka Connect adds them
     assert [[name for name, _ in h if not name.startswith("__debezium.")] for _, _, h in records] == [

@@ -70,7 +70,7 @@ def check_content_ids(pg: PostgresCluster, dbname: str, broker: TansuBroker, reg
         pg.execute("ALTER TABLE t ADD COLUMN w int", dbname)
         pg.execute("INSERT INTO t VALUES (2, 'b', 7)", dbname)
         pg.execute("DELETE FROM t WHERE id = 1", dbname)
-        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5)) >= 4, 90, "4 records")
+        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5, to_end=False)) >= 4, 90, "4 records")
     records = read_with_headers(broker.bootstrap_servers, topic)
     assert all(not name.startswith("apicurio.") for _, _, headers in records for name, _ in headers)
     values = [decode(registry, v) for _, v, _ in records if v is not None]
@@ -104,11 +104,11 @@ def test_without_auto_register_the_registered_version_is_used(pg: PostgresCluste
     topic = f"{dbname}.public.t"
     with Running(config(pg, dbname, broker, registry)):
         pg.execute("INSERT INTO t VALUES (1, 'a')", dbname)
-        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5)) >= 1, 60, "1 record")
+        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5, to_end=False)) >= 1, 60, "1 record")
     lookup = {P + "auto-register": "false", P + "find-latest": find_latest}
     with Running(config(pg, dbname, broker, registry, **lookup)):
         pg.execute("INSERT INTO t VALUES (2, 'b')", dbname)
-        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5)) >= 2, 60, "2 records")
+        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5, to_end=False)) >= 2, 60, "2 records")
     values = [decode(registry, v) for _, v in read_raw(broker.bootstrap_servers, topic) if v]
     assert [p["after"] for _, _, p in values] == [{"id": 1, "v": "a"}, {"id": 2, "v": "b"}]
     assert values[0][0] == values[1][0]
@@ -128,7 +128,7 @@ def test_find_latest_takes_the_latest_version_as_it_is(pg: PostgresCluster, dbna
                                                          "key.converter": "org.apache.kafka.connect.json."
                                                                           "JsonConverter"})):
         pg.execute("INSERT INTO t VALUES (1, 'a')", dbname)
-        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5)) >= 1, 60, "1 record")
+        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5, to_end=False)) >= 1, 60, "1 record")
     value = read_raw(broker.bootstrap_servers, topic)[0][1]
     assert value is not None
     record = json.loads(value)
@@ -150,7 +150,7 @@ def test_basic_auth(pg: PostgresCluster, dbname: str, broker: TansuBroker) -> No
         topic = f"{dbname}.public.t"
         with Running(config(pg, dbname, broker, reg, **{P + "auth.username": "pgcdc", P + "auth.password": "s3cret"})):
             pg.execute("INSERT INTO t VALUES (1, 'a')", dbname)
-            wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5)) >= 1, 60, "1 record")
+            wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5, to_end=False)) >= 1, 60, "1 record")
         value = read_raw(broker.bootstrap_servers, topic)[0][1]
         assert value is not None
         record = json.loads(value)
@@ -170,12 +170,12 @@ def test_an_unregistered_schema_holds_the_stream(pg: PostgresCluster, dbname: st
     topic = f"{dbname}.public.t"
     with Running(config(pg, dbname, broker, registry)):
         pg.execute("INSERT INTO t VALUES (1, 'a')", dbname)
-        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5)) >= 1, 60, "1 record")
+        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5, to_end=False)) >= 1, 60, "1 record")
     running = Running(config(pg, dbname, broker, registry, **{P + "auto-register": "false"}))
     with pytest.raises(SinkError, match=f"artifact {topic}-value: Could not resolve artifact reference by content"), \
             running:
         pg.execute("INSERT INTO t VALUES (2, 'b')", dbname)  # its schema is registered: found, written
-        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5)) >= 2, 60, "2 records")
+        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5, to_end=False)) >= 2, 60, "2 records")
         pg.execute("ALTER TABLE t ADD COLUMN n int", dbname)
         # After the ALTER: before PostgreSQL 15 pgoutput sends its (empty) transaction too, which holds no
         # record and may be confirmed.

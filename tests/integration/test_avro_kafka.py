@@ -18,7 +18,11 @@ from tests.harness import Running, make_config, read_topic, wait_for
 AVRO = "io.confluent.connect.avro.AvroConverter"
 
 
-def read_raw(bootstrap: str, topic: str, timeout: float = 20) -> list[tuple[bytes | None, bytes | None]]:
+def read_raw(bootstrap: str, topic: str, timeout: float = 20, *,
+             to_end: bool = True) -> list[tuple[bytes | None, bytes | None]]:
+    """`topic`'s records (key, value) from the start of every partition to its end; an AssertionError if that
+    takes longer than `timeout` s, so a count asserted on is never a partial read's. `to_end=False`: what arrived
+    within `timeout` (for polls that wait for a count)."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "pgcdc-avro-reader",
                          "enable.auto.commit": "false", "enable.partition.eof": "true"})
     out: list[tuple[bytes | None, bytes | None]] = []
@@ -41,6 +45,9 @@ def read_raw(bootstrap: str, topic: str, timeout: float = 20) -> list[tuple[byte
             out.append((msg.key(), msg.value()))
     finally:
         consumer.close()
+    if remaining and to_end:
+        raise AssertionError(f"{topic}: partitions {sorted(remaining)} not read to their end within {timeout} s "
+                             f"({len(out)} records read)")
     return out
 
 
@@ -58,7 +65,7 @@ def test_avro_through_kafka_with_a_column_added(pg: PostgresCluster, dbname: str
         pg.execute("ALTER TABLE t ADD COLUMN n bigint", dbname)
         pg.execute("INSERT INTO t VALUES (21, 'added', 7)", dbname)
         pg.execute("UPDATE t SET n = 8 WHERE id = 1", dbname)
-        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5)) >= 22, 60, "22 Avro records")
+        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5, to_end=False)) >= 22, 60, "22 Avro records")
     key_conv, value_conv, _ = running.connector.converters
     assert key_conv is not None and value_conv is not None
     records = read_raw(broker.bootstrap_servers, topic)
@@ -98,7 +105,8 @@ def test_transforms_run_before_the_avro_converter(pg: PostgresCluster, dbname: s
     with Running(config):
         pg.execute("INSERT INTO t VALUES (1, 'a'), (2, 'b')", dbname)
         pg.execute("UPDATE t SET v = 'c' WHERE id = 2", dbname)
-        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5)) >= 3, 60, "3 flattened Avro records")
+        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5, to_end=False)) >= 3, 60,
+                 "3 flattened Avro records")
     client = SchemaRegistryClient({"url": registry.url})
     values = AvroDeserializer(client)
     rows = sorted((values(v, SerializationContext(topic, MessageField.VALUE)) for _, v in

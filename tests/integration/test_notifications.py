@@ -62,7 +62,7 @@ def test_notifications_through_avro(pg: PostgresCluster, dbname: str, broker: Ka
         "key.converter": AVRO, "value.converter": AVRO, "converter.schema.registry.url": registry.url})
     topic = f"notes_{dbname}"
     with Running(config):
-        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5)) >= 6, 60, "the notifications")
+        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5, to_end=False)) >= 6, 60, "the notifications")
     client = SchemaRegistryClient({"url": registry.url})
     values = AvroDeserializer(client)
     keys = AvroDeserializer(client)

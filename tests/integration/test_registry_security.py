@@ -113,7 +113,7 @@ def test_tls_and_bearer_token(pg: PostgresCluster, dbname: str, broker: KafkaBro
         "converter.schema.registry.ssl.truststore.type": "PKCS12"})
     with Running(config):
         pg.execute("INSERT INTO t VALUES (1, 'a')", dbname)
-        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5)) >= 1, 90, "1 record")
+        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5, to_end=False)) >= 1, 90, "1 record")
     decoded = decode(secure_registry.url, topic, read_raw(broker.bootstrap_servers, topic), {
         "ssl.ca.location": str(certs.ca), "bearer.auth.credentials.source": "STATIC_TOKEN",
         "bearer.auth.token": token, "bearer.auth.logical.cluster": ""})

@@ -71,7 +71,7 @@ def test_evolution_registers_each_version(pg: PostgresCluster, dbname: str, brok
         pg.execute("INSERT INTO t VALUES (3, 3, 'y')", dbname)
         pg.execute("ALTER TABLE t ALTER COLUMN n TYPE text", dbname)
         pg.execute("INSERT INTO t VALUES (4, 'four', 'z')", dbname)
-        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5)) >= 4, 90, "4 Avro records")
+        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5, to_end=False)) >= 4, 90, "4 Avro records")
     decoded = decode(registry.url, topic, read_raw(broker.bootstrap_servers, topic))
     assert sorted((d[1]["after"] for d in decoded), key=lambda a: a["id"]) == [
         {"id": 1, "v": "a", "n": 1}, {"id": 2, "v": "b", "n": 2, "w": "x"}, {"id": 3, "n": 3, "w": "y"},
@@ -103,7 +103,8 @@ def test_registry_down_holds_the_stream_until_it_is_back(pg: PostgresCluster, db
     with ApicurioRegistry() as reg:
         with Running(avro_config(pg, dbname, broker, reg.url)):
             pg.execute("INSERT INTO t VALUES (1, 'a')", dbname)
-            wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5)) >= 1, 60, "the first record")
+            wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5, to_end=False)) >= 1, 60,
+                     "the first record")
             reg.kill()
             # A new schema version needs the registry: the record and every one after it wait. The position is
             # taken after the ALTER: before PostgreSQL 15 its (empty) transaction arrives too and may be confirmed.
@@ -112,12 +113,12 @@ def test_registry_down_holds_the_stream_until_it_is_back(pg: PostgresCluster, db
             pg.execute("INSERT INTO t VALUES (2, 'b', 2)", dbname)
             pg.execute("INSERT INTO t VALUES (3, 'c', 3)", dbname)
             time.sleep(8)  # several retries of the registration
-            assert len(read_raw(broker.bootstrap_servers, topic, 5)) == 1
+            assert len(read_raw(broker.bootstrap_servers, topic, 30)) == 1
             confirmed = parse_lsn(pg.execute(f"SELECT confirmed_flush_lsn::text FROM pg_replication_slots "
                                              f"WHERE slot_name = '{slot}'")[0][0])
             assert confirmed <= before
             reg.start()
-            wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5)) >= 3, 120, "3 records")
+            wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5, to_end=False)) >= 3, 120, "3 records")
         decoded = decode(reg.url, topic, read_raw(broker.bootstrap_servers, topic))
         assert sorted((d[1]["after"] for d in decoded), key=lambda a: a["id"]) == [
             {"id": 1, "v": "a"}, {"id": 2, "v": "b", "n": 2}, {"id": 3, "v": "c", "n": 3}]
@@ -140,7 +141,7 @@ def test_basic_auth(pg: PostgresCluster, dbname: str, broker: TansuBroker) -> No
             "converter.basic.auth.credentials.source": "USER_INFO", "converter.basic.auth.user.info": "pgcdc:s3cret"})
         with Running(config):
             pg.execute("INSERT INTO t VALUES (1, 'a')", dbname)
-            wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5)) >= 1, 60, "1 record")
+            wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5, to_end=False)) >= 1, 60, "1 record")
         decoded = decode(reg.url, topic, read_raw(broker.bootstrap_servers, topic),
                          {"basic.auth.user.info": "pgcdc:s3cret"})
         assert [d[1]["after"] for d in decoded] == [{"id": 1, "v": "a"}]
@@ -156,7 +157,7 @@ def records_under_strategy(pg: PostgresCluster, dbname: str, broker: TansuBroker
             "converter.key.subject.name.strategy": STRATEGY + strategy,
             "converter.value.subject.name.strategy": STRATEGY + strategy})):
         pg.execute("INSERT INTO t VALUES (1, 'a')", dbname)
-        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5)) >= 1, 60, "1 record")
+        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5, to_end=False)) >= 1, 60, "1 record")
     prefix = f"{topic}-" if strategy == "TopicRecordNameStrategy" else ""
     assert sorted(s for s in get(f"{registry.url}/subjects") if dbname in s) == [
         f"{prefix}{topic}.Envelope", f"{prefix}{topic}.Key"]
@@ -179,11 +180,11 @@ def test_without_auto_registration_only_registered_schemas_are_written(
     topic = f"{dbname}.public.t"
     with Running(avro_config(pg, dbname, broker, registry.url)):
         pg.execute("INSERT INTO t VALUES (1, 'a')", dbname)
-        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5)) >= 1, 60, "1 record")
+        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5, to_end=False)) >= 1, 60, "1 record")
     running = Running(avro_config(pg, dbname, broker, registry.url, **{"converter.auto.register.schemas": "false"}))
     with pytest.raises(SinkError, match=f"subject {topic}-value: .*SR code 40403"), running:
         pg.execute("INSERT INTO t VALUES (2, 'b')", dbname)  # its schema is registered: looked up, written
-        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5)) >= 2, 60, "2 records")
+        wait_for(lambda: len(read_raw(broker.bootstrap_servers, topic, 5, to_end=False)) >= 2, 60, "2 records")
         pg.execute("ALTER TABLE t ADD COLUMN n int", dbname)
         # After the ALTER: before PostgreSQL 15 pgoutput sends its (empty) transaction too, which holds no
         # record and may be confirmed.

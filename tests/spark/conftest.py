@@ -221,9 +221,9 @@ def run_capture(pg: PostgresCluster, broker: KafkaBroker, setup: list[str], snap
                 continue
             waits += 1
             pg.execute(f"INSERT INTO sentinel VALUES (-{waits})", dbname)
-            wait_for(lambda n=waits: len(read_raw(broker.bootstrap_servers, sentinel, timeout=10)) >= n, 120,
-                     f"pgcdc to catch up (sentinel -{waits} in Kafka)")
-        wait_for(lambda: len(read_raw(broker.bootstrap_servers, sentinel, timeout=10)) > waits,
+            wait_for(lambda n=waits: len(read_raw(broker.bootstrap_servers, sentinel, timeout=10, to_end=False)) >= n,
+                     120, f"pgcdc to catch up (sentinel -{waits} in Kafka)")
+        wait_for(lambda: len(read_raw(broker.bootstrap_servers, sentinel, timeout=10, to_end=False)) > waits,
                  120, "the workload's last event in Kafka")
     return Capture(pg, dbname, broker.bootstrap_servers, {t: f"{prefix}.public.{t}" for t in tables})
 

@@ -81,7 +81,7 @@ def captures(pg: PostgresCluster, broker: KafkaBroker, registry: ApicurioRegistr
         pg.execute("INSERT INTO sentinel VALUES (2)", dbname)
         for c in out.values():
             sentinel = c.topics["every"].replace(".every", ".sentinel")
-            wait_for(lambda s=sentinel: len(read_raw(broker.bootstrap_servers, s, timeout=10)) >= 2, 120,
+            wait_for(lambda s=sentinel: len(read_raw(broker.bootstrap_servers, s, timeout=10, to_end=False)) >= 2, 120,
                      "the workload's last event in Kafka")
     return out
 

@@ -304,7 +304,7 @@ def captures(pg: PostgresCluster, broker: KafkaBroker, registry: ApicurioRegistr
             sentinel = c.topics["z_scale"].replace(".z_scale", ".sentinel")
 
             def arrived(topic: str = sentinel) -> bool:
-                return bool(read_raw(broker.bootstrap_servers, topic, timeout=10))
+                return bool(read_raw(broker.bootstrap_servers, topic, timeout=10, to_end=False))
 
             wait_for(arrived, 120, "the workload's last event in Kafka")
     return out
