@@ -17,12 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import fastavro
-
 from pgcdc.converters.apicurio import ApicurioAvroConverter, artifact_name, first_shape_text, retrying
 from pgcdc.converters.apicurio_parts import Part, apicurio_part
-from pgcdc.converters.avro_schema import avro_schema_text, datum_function, writer_schema
-from pgcdc.converters.avro_writer import avro_writer
+from pgcdc.converters.avro_schema import avro_schema_text, datum_function
+from pgcdc.converters.avro_writer import WrittenSchemas, avro_writer
 from pgcdc.converters.settings import APICURIO_AVRO
 from pgcdc.errors import SinkError
 
@@ -42,7 +40,7 @@ class ApicurioReferencingAvro:
         self.side = settings.side
         self.by_text: dict[str, dict[str, Any]] = {}  # DefaultSchemaResolver's cache: text -> version metadata
         # frame (magic byte, id) -> the parsed schema written with it, for readers of this process's records
-        self.written: dict[bytes, Any] = {}
+        self.written = WrittenSchemas()
         self.frame_size = settings.frame.size
 
     def prepare(self, schema: dict[str, Any] | None) -> Callable[[str, Any], bytes | None]:
@@ -99,7 +97,7 @@ class _Prepared:
         # written with the whole schema first registered under this text, as Apicurio's AvroConverter alone does
         # (apicurio.py; its serializer and resolver are the same here)
         text = first_shape_text(s, self.part.text, self.text, topic)
-        conv.written[frame] = fastavro.parse_schema(writer_schema(text))
+        conv.written.texts[frame] = text
         write = self.topics[topic] = avro_writer(text, frame)
         return write
 

@@ -11,13 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import fastavro
 from confluent_kafka.serialization import SerializationContext
 
 from pgcdc.converters.avro_events import AvroEvents
 from pgcdc.converters.avro_normalize import normalized_schema_text
-from pgcdc.converters.avro_schema import avro_schema_text, datum_function, names_schema_text, writer_schema
-from pgcdc.converters.avro_writer import avro_writer
+from pgcdc.converters.avro_schema import avro_schema_text, datum_function, names_schema_text
+from pgcdc.converters.avro_writer import WrittenSchemas, avro_writer
 from pgcdc.converters.settings import ConverterSpec
 from pgcdc.converters.subjects import HEADER, RegistryConverter
 from pgcdc.errors import SinkError
@@ -30,7 +29,7 @@ class AvroConverter(RegistryConverter):
         super().__init__(spec, stopping)
         # Wire header (magic byte, schema id) -> the parsed schema written with it: a reader of this process's
         # records (the embedded Event view of CloudEvents) reads them with it, without asking the registry.
-        self.written: dict[bytes, Any] = {}
+        self.written = WrittenSchemas()
         self.meta = spec.get("connect.meta.data", True)
         self.scrub = spec.get("scrub.invalid.names", False)
         self.normalize = spec.get("normalize.schemas", False)
@@ -68,7 +67,7 @@ class PreparedAvro:
         schema_id, text = conv.schema_id(subject, self.text)
         header = self.headers[topic] = HEADER.pack(0, schema_id)
         text = self.names_text or text
-        conv.written[header] = fastavro.parse_schema(writer_schema(text))  # for readers of the records
+        conv.written.texts[header] = text  # for readers of the records
         write = self.subjects[topic] = avro_writer(text, header)
         return write
 

@@ -13,7 +13,7 @@ from typing import Any
 import fastavro
 import pytest
 
-from pgcdc.converters.avro_writer import avro_writer
+from pgcdc.converters.avro_writer import WrittenSchemas, avro_writer
 
 SCHEMA = {"type": "record", "name": "r", "namespace": "t", "fields": [
     {"name": "d", "type": ["null", "double"], "default": None},
@@ -77,3 +77,21 @@ def test_registered_texts_with_special_float_defaults_are_read() -> None:
     fastavro.schemaless_writer(out, fastavro.parse_schema(reader_schema(text)), {**record, "c": None})
     back = fastavro.schemaless_reader(io.BytesIO(out.getvalue()), parsed)
     assert back == {"d": math.inf, "r": -math.inf, "n": None, "c": None}
+
+
+def test_written_schemas_parse_a_header_s_text_on_first_lookup() -> None:
+    written = WrittenSchemas()
+    text = json.dumps({**SCHEMA, "fields": [{**f, "type": {"type": "int", "logicalType": "date"}} if f["name"] == "i"
+                                            else f for f in SCHEMA["fields"]]})
+    written.texts[b"\x00\x00\x00\x00\x07"] = text
+    assert len(written) == 0  # nothing parsed until a reader asks
+    schema = written[b"\x00\x00\x00\x00\x07"]
+    assert schema is written[b"\x00\x00\x00\x00\x07"] and len(written) == 1
+    # the text without its logical types and defaults (writer_schema), as fastavro parses it
+    assert {f["name"]: f["type"] for f in schema["fields"]}["i"] == {"type": "int"}
+    datum = {"i": 3, "s": "x"}
+    out = io.BytesIO()
+    fastavro.schemaless_writer(out, schema, datum)
+    assert fastavro.schemaless_reader(io.BytesIO(out.getvalue()), schema, None)["s"] == "x"
+    with pytest.raises(KeyError):
+        written[b"\x00\x00\x00\x00\x08"]  # a header this process never wrote
