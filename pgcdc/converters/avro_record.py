@@ -33,6 +33,8 @@ _TYPES: dict[str, type] = {"string": str, "int": int, "long": int, "boolean": bo
 
 
 _KNOWN: dict[Hashable, Write] = {}  # schema document -> its writer (at most 256 kept)
+_UNNAMED: dict[Hashable, Write] = {}  # schema of no named type -> spavro's writer of it (at most 1024 kept)
+_PRIMITIVES = frozenset(("null", "boolean", "int", "long", "float", "double", "bytes", "string"))
 
 
 def record_writer(schema: Any) -> Write:
@@ -41,6 +43,34 @@ def record_writer(schema: Any) -> Write:
     spavro's. A document met again (a change event's `before` and `after` are the same row schema) is not
     compiled again."""
     return kept(_KNOWN, orjson.dumps(schema), 256, lambda: _writer(schema))
+
+
+def unnamed_writer(schema: Any) -> Write:
+    """spavro's writer of `schema`, one per schema text where it names no type (a primitive, with or without
+    parameters such as `connect.name`; an array, map or union of such): spavro builds a tree of closures per
+    call, and the columns of every table that have one type share one writer instead. Kept per table, those
+    trees are objects each full garbage collection walks again (measured on 1,000 snapshotted tables of eight
+    columns: 551 objects kept per table before, 459 after; a full collection of all 545k took 0.29 s). A schema
+    that names a type, or uses one by name, depends on the names spavro knows when it is built: built each
+    time."""
+    if not _unnamed(schema):
+        return get_writer(schema)
+    return kept(_UNNAMED, orjson.dumps(schema), 1024, lambda: get_writer(schema))
+
+
+def _unnamed(schema: Any) -> bool:
+    if isinstance(schema, str):
+        return schema in _PRIMITIVES
+    if isinstance(schema, list):
+        return all(_unnamed(branch) for branch in schema)
+    if isinstance(schema, dict):
+        t = schema.get("type")
+        if t == "array":
+            return _unnamed(schema.get("items"))
+        if t == "map":
+            return _unnamed(schema.get("values"))
+        return isinstance(t, str) and t in _PRIMITIVES
+    return False
 
 
 def _writer(schema: Any) -> Write:
@@ -72,7 +102,7 @@ def _compiled(schema: dict[str, Any], whole: Write) -> Write:
     lines = ["def write(out, r):", "  try:", "    write = out.write", "    get = r.get"]
     for i, field in enumerate(schema["fields"]):
         t = field["type"]
-        scope[f"u{i}"] = get_writer(t)
+        scope[f"u{i}"] = unnamed_writer(t)
         lines.append(f"    v = get({field['name']!r})")
         branch = _optional(t, lambda b: _primitive(b) is not None)
         nested = _optional(t, _record) if branch is None else None
@@ -88,7 +118,7 @@ def _compiled(schema: dict[str, Any], whole: Write) -> Write:
             lines.append(f"        write(b{i}[v])")
         else:
             scope[f"t{i}"] = _TYPES[kind] if kind != "record" else dict
-            scope[f"w{i}"] = (get_writer(t[other]) if kind != "record"
+            scope[f"w{i}"] = (unnamed_writer(t[other]) if kind != "record"
                               else _compiled(t[other], get_writer(t[other])))
             lines += [f"        write(p{i})", f"        w{i}(out, v)"]
         lines += ["    else:", f"        u{i}(out, v)"]
@@ -119,7 +149,7 @@ def _optional(schema: Any, branch: Callable[[Any], bool]) -> Any:
 def _branches(union: list[Any], other: Any) -> tuple[bytes, bytes, int]:
     """spavro's bytes of the union's null value, of the other branch's index, and that index."""
     index = union.index(other)
-    return spavro_bytes(get_writer(union), None), spavro_bytes(get_writer("long"), index), index
+    return spavro_bytes(unnamed_writer(union), None), spavro_bytes(unnamed_writer("long"), index), index
 
 
 def spavro_bytes(write: Write, datum: Any) -> bytes:

@@ -17,7 +17,7 @@ import orjson
 from spavro.fast_binary import get_writer
 
 from pgcdc.codegen import define, kept
-from pgcdc.converters.avro_record import Write, spavro_bytes
+from pgcdc.converters.avro_record import Write, spavro_bytes, unnamed_writer
 
 PER_EVENT = ("sequence", "lsn")  # the source fields that change within a transaction
 # The numbers that change from one transaction to the next; the others (xmin, origin_lsn: mostly null, or the
@@ -49,10 +49,10 @@ class EventTail:
         self.segments = tuple(_fields_writer(run) for run in runs)
         numbers_only = all(_numeric(f["type"]) for f in source if f["name"] in _PER_TRANSACTION)
         self.source_fields = runs if numbers_only else None
-        self.seq_w = get_writer(source[seq]["type"])
-        self.lsn_w = get_writer(source[lsn]["type"])
+        self.seq_w = unnamed_writer(source[seq]["type"])
+        self.lsn_w = unnamed_writer(source[lsn]["type"])
         # One writer per timestamp field: three calls cost less than building a record's dict per event.
-        self.ts = tuple(get_writer(types[name]) for name in ("ts_ms", "ts_us", "ts_ns"))
+        self.ts = tuple(unnamed_writer(types[name]) for name in ("ts_ms", "ts_us", "ts_ns"))
         tail = _record_writer([{"name": name, "type": types[name]} for name in ("transaction", "op")])
         self.ops = {op: spavro_bytes(tail, {"transaction": None, "op": op}) for op in "cudtr"}
 
@@ -95,7 +95,7 @@ def _fields_writer(fields: list[dict[str, Any]]) -> Callable[[io.BytesIO, dict[s
             lines.append(f"    write(k{i}.get(v) or P(k{i}, v, w{i}, r))")
             run = []
         if numeric:
-            scope[f"w{len(lines)}"] = get_writer(f["type"])
+            scope[f"w{len(lines)}"] = unnamed_writer(f["type"])
             lines.append(f"    w{len(lines)}(out, r[{f['name']!r}])")
         elif f is not None:
             run.append(f)
@@ -133,7 +133,7 @@ def _transaction_writer(segments: tuple[list[dict[str, Any]], ...], source: dict
             if f is None:
                 continue
             name = f"w{i}_{len(pieces)}"
-            scope[name] = get_writer(f["type"])
+            scope[name] = unnamed_writer(f["type"])
             if f["name"] == "ts_ms":
                 scope[f"k{name}"] = {}
                 pieces.append(f"(k{name}.get(ms) or P(k{name}, ms, {name}, ms))")

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from spavro.fast_binary import get_writer
 
-from pgcdc.converters.avro_record import record_writer
+from pgcdc.converters.avro_record import record_writer, unnamed_writer
 
 INNER = {"type": "record", "name": "inner", "namespace": "t", "fields": [
     {"name": "x", "type": ["null", "long"], "default": None},
@@ -132,3 +132,28 @@ def test_a_document_met_again_is_not_compiled_again_and_a_changed_one_is() -> No
     datum = {**BASE, "added": 2 ** 40}
     assert compiled_result(changed, datum) == spavro_result(changed, datum) != spavro_result(SCHEMA, datum)
     assert compiled_result(SCHEMA, datum) == spavro_result(SCHEMA, datum)
+
+
+UNNAMED = [("long", [0, -1, 2**63 - 1, -(2**63)]), (["null", "double"], [None, math.nan, -math.inf, -0.0, 5e-324]),
+           (["null", {"type": "string", "connect.name": "io.debezium.time.ZonedTimestamp"}],
+            [None, "", "\u00e9\U0001f600"]),
+           ({"type": "array", "items": ["null", "int"]}, [[], [None, 2**31 - 1, -(2**31)]]),
+           ({"type": "map", "values": ["null", "bytes"]}, [{}, {"k": None, "": b""}])]
+
+
+@pytest.mark.parametrize(("schema", "values"), UNNAMED)
+def test_a_schema_of_no_named_type_has_one_writer_that_writes_spavro_s_bytes(schema: Any, values: list[Any]) -> None:
+    write = unnamed_writer(schema)
+    assert unnamed_writer(copy.deepcopy(schema)) is write  # one writer per schema text, shared by the tables
+    for value in values:
+        ours, theirs = io.BytesIO(), io.BytesIO()
+        write(ours, value)
+        get_writer(schema)(theirs, value)
+        assert ours.getvalue() == theirs.getvalue()
+
+
+@pytest.mark.parametrize("schema", [INNER, ["null", INNER], {"type": "array", "items": "t.inner"},
+                                    {"type": "enum", "name": "e", "symbols": ["A"]}])
+def test_a_schema_that_names_or_uses_a_type_is_built_each_time(schema: Any) -> None:
+    get_writer(INNER)  # `t.inner` known to spavro
+    assert unnamed_writer(schema) is not unnamed_writer(schema)
