@@ -1,4 +1,8 @@
-"""pgoutput messages as frozen, slotted dataclasses: decoded once, never mutated (the h11 events model).
+"""pgoutput messages, decoded once and never mutated (the h11 events model): frozen, slotted dataclasses, but the
+ones that come with every row or transaction (Begin, Commit, Insert, Update, Delete), which are named tuples:
+as immutable, and built in one call from the values decoded (`tuple.__new__`), where a frozen dataclass sets
+each slot through a descriptor call (0.5-0.6 us less per one-row transaction with replication.py's XLogData,
+measured). A named tuple compares equal to a tuple of the same values: compare messages of one type.
 
 Field names and order follow PG docs, "Logical Replication Message Formats". LSNs are ints (see
 ``pgcdc.lsn``), timestamps the raw microseconds since 2000-01-01 that the server sends, so nothing is lost
@@ -13,7 +17,7 @@ StreamAbort names as subxid.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 
 class _UnchangedToast:
@@ -36,15 +40,13 @@ Value = str | bytes | None | _UnchangedToast
 
 
 # -- transaction boundaries ------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Begin:
+class Begin(NamedTuple):
     final_lsn: int
     commit_ts: int
     xid: int
 
 
-@dataclass(frozen=True, slots=True)
-class Commit:
+class Commit(NamedTuple):
     flags: int
     commit_lsn: int
     end_lsn: int
@@ -90,15 +92,13 @@ class TypeMessage:
 
 
 # -- data ------------------------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Insert:
+class Insert(NamedTuple):
     xid: int | None
     relation_oid: int
     new: tuple[Value, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Update:
+class Update(NamedTuple):
     xid: int | None
     relation_oid: int
     old: tuple[Value, ...] | None
@@ -106,8 +106,7 @@ class Update:
     new: tuple[Value, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Delete:
+class Delete(NamedTuple):
     xid: int | None
     relation_oid: int
     old: tuple[Value, ...]

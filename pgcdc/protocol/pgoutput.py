@@ -18,12 +18,11 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 from itertools import repeat
-from typing import Any
+from typing import Any, cast
 
 from pgcdc.errors import ProtocolError, UnsupportedMessage
 from pgcdc.protocol import _struct as s
 from pgcdc.protocol import messages as m
-from pgcdc.protocol._slots import slot_maker, slot_setters
 from pgcdc.protocol.messages import UNCHANGED_TOAST, Message, Value
 
 # Zero bytes appended to every message so that the hot path can read fixed-size headers and the 5-byte
@@ -88,11 +87,19 @@ def _gid_message(cls: Callable[..., Message], st: struct.Struct) -> _Handler:
     return decode
 
 
+_new = tuple.__new__  # the row messages, Begin and Commit are named tuples (messages.py): built in one call
+
+
 def _fixed(cls: Callable[..., Message], st: struct.Struct) -> _Handler:
     """Messages that are a fixed struct and nothing else: Begin, Commit, Stream Commit."""
     unpack = st.unpack_from
-    # Begin and Commit come with every transaction: built through their slots, as the row messages are.
-    make = slot_maker(cls) if isinstance(cls, type) else cls
+    make = cls
+    if isinstance(cls, type) and issubclass(cls, tuple):  # Begin, Commit: the struct's values are the message
+        def decode_tuple(buf: bytes, pos: int, size: int, xid: int | None) -> Message:
+            if pos + st.size != size:
+                raise _end(pos + st.size, size)
+            return cast(Message, _new(cls, unpack(buf, pos)))
+        return decode_tuple
 
     def decode(buf: bytes, pos: int, size: int, xid: int | None) -> Message:
         if pos + st.size != size:
@@ -106,8 +113,8 @@ def _fixed(cls: Callable[..., Message], st: struct.Struct) -> _Handler:
 # Measured per 8-column text row, these choices each pay: one struct call per column for kind and length;
 # values sliced from a latin-1 view of the tuple bytes (when that view is ASCII, a char is a byte and the
 # slice *is* the UTF-8 decoding: no bytes slice and decode call per column); kind codes as literals; the
-# frozen message built through its slot descriptors rather than the dataclass __init__ (which goes through
-# object.__setattr__ per field). The per-column branch on the kind stays: a table call per value costs more.
+# message, a named tuple, built by tuple.__new__ without its generated __new__'s call. The per-column branch on
+# the kind stays: a table call per value costs more.
 def _values(body: bytes, text: str, pos: int, n: int) -> tuple[tuple[Value, ...], int]:
     """`n` TupleData columns from `pos` in `body` (PG docs, "TupleData"): the values and the end offset.
     `text` is `body` decoded as latin-1."""
@@ -140,46 +147,6 @@ def _values(body: bytes, text: str, pos: int, n: int) -> tuple[tuple[Value, ...]
     return tuple(out), pos
 
 
-_new = object.__new__
-
-
-def _makers() -> tuple[Callable[..., m.Insert], Callable[..., m.Update], Callable[..., m.Delete]]:
-    """Constructors for the three hot messages that fill the slots directly: the same frozen instances as
-    the dataclass __init__ builds, for about half its cost (~0.2 us a message on our machines)."""
-    i_xid, i_oid, i_new = slot_setters(m.Insert)
-    u_xid, u_oid, u_old, u_kind, u_new = slot_setters(m.Update)
-    d_xid, d_oid, d_old, d_kind = slot_setters(m.Delete)
-
-    def insert(xid: int | None, oid: int, new: tuple[Value, ...]) -> m.Insert:
-        msg = _new(m.Insert)
-        i_xid(msg, xid)
-        i_oid(msg, oid)
-        i_new(msg, new)
-        return msg
-
-    def update(xid: int | None, oid: int, old: tuple[Value, ...] | None, kind: str | None,
-               new: tuple[Value, ...]) -> m.Update:
-        msg = _new(m.Update)
-        u_xid(msg, xid)
-        u_oid(msg, oid)
-        u_old(msg, old)
-        u_kind(msg, kind)
-        u_new(msg, new)
-        return msg
-
-    def delete(xid: int | None, oid: int, old: tuple[Value, ...], kind: str) -> m.Delete:
-        msg = _new(m.Delete)
-        d_xid(msg, xid)
-        d_oid(msg, oid)
-        d_old(msg, old)
-        d_kind(msg, kind)
-        return msg
-
-    return insert, update, delete
-
-
-_make_insert, _make_update, _make_delete = _makers()
-
 
 def _insert(buf: bytes, pos: int, size: int, xid: int | None) -> m.Insert:
     if pos + 7 > size:
@@ -198,7 +165,7 @@ def _insert(buf: bytes, pos: int, size: int, xid: int | None) -> m.Insert:
         raise _Malformed(pos + exc.offset, exc.reason) from None
     if pos + end != size:
         raise _end(pos + end, size)
-    return _make_insert(xid, oid, new)
+    return _new(m.Insert, (xid, oid, new))
 
 
 def _update(buf: bytes, pos: int, size: int, xid: int | None) -> m.Update:
@@ -228,7 +195,7 @@ def _update(buf: bytes, pos: int, size: int, xid: int | None) -> m.Update:
         raise _Malformed(base + exc.offset, exc.reason) from None
     if base + end != size:
         raise _end(base + end, size)
-    return _make_update(xid, oid, old, old_kind, new)
+    return _new(m.Update, (xid, oid, old, old_kind, new))
 
 
 def _delete(buf: bytes, pos: int, size: int, xid: int | None) -> m.Delete:
@@ -247,7 +214,7 @@ def _delete(buf: bytes, pos: int, size: int, xid: int | None) -> m.Delete:
         raise _Malformed(pos + exc.offset, exc.reason) from None
     if pos + end != size:
         raise _end(pos + end, size)
-    return _make_delete(xid, oid, old, old_kind)
+    return _new(m.Delete, (xid, oid, old, old_kind))
 
 
 # -- cold path: schema, truncate, messages, stream and two-phase control -----------------------------------

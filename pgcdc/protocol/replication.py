@@ -7,17 +7,16 @@ XLogData ('w') or a Primary keepalive ('k'), and we answer with Standby status u
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from pgcdc.errors import ProtocolError, UnsupportedMessage
 from pgcdc.protocol import _struct as s
-from pgcdc.protocol._slots import slot_maker
 
 
-@dataclass(frozen=True, slots=True)
-class XLogData:
-    """'w': WAL data. In logical replication the payload is one output plugin (pgoutput) message."""
+class XLogData(NamedTuple):
+    """'w': WAL data. In logical replication the payload is one output plugin (pgoutput) message. A named tuple,
+    as the messages made per row are (messages.py): one is made per message."""
 
     start_lsn: int  # where the data in this message starts in WAL
     end_lsn: int  # the current end of WAL on the server
@@ -38,8 +37,7 @@ _XLOG_DATA_HEAD = 1 + s.XLOG_DATA.size  # 25 bytes before the payload
 _KEEPALIVE_SIZE = 1 + s.KEEPALIVE.size  # 18 bytes, nothing after
 
 
-# One XLogData is made per message on the hot path.
-_make_xlog_data: Callable[[int, int, int, memoryview], XLogData] = slot_maker(XLogData)
+_new = tuple.__new__
 _unpack_xlog_data = s.XLOG_DATA.unpack_from
 
 
@@ -49,7 +47,7 @@ def parse_copy_data(buf: bytes | memoryview) -> XLogData | PrimaryKeepalive:
     size = len(view)
     if size >= _XLOG_DATA_HEAD and view[0] == 0x77:  # 'w', the hot path
         start, end, clock = _unpack_xlog_data(view, 1)
-        return _make_xlog_data(start, end, clock, view[_XLOG_DATA_HEAD:])
+        return _new(XLogData, (start, end, clock, view[_XLOG_DATA_HEAD:]))
     kind = view[:1].tobytes()
     if kind == b"w":
         raise ProtocolError(f"XLogData frame truncated at offset {size}: its header is {_XLOG_DATA_HEAD} bytes")
