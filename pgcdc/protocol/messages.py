@@ -1,7 +1,7 @@
 """pgoutput messages, decoded once and never mutated (the h11 events model): frozen, slotted dataclasses, but the
 ones that come with every row or transaction (Begin, Commit, Insert, Update, Delete), which are named tuples:
 as immutable, and built in one call from the values decoded (`tuple.__new__`), where a frozen dataclass sets
-each slot through a descriptor call (0.5-0.6 us less per one-row transaction with replication.py's XLogData,
+each slot through a descriptor call (0.4-0.6 us less per one-row transaction with replication.py's XLogData,
 measured). A named tuple compares equal to a tuple of the same values: compare messages of one type.
 
 Field names and order follow PG docs, "Logical Replication Message Formats". LSNs are ints (see

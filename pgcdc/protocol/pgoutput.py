@@ -147,7 +147,6 @@ def _values(body: bytes, text: str, pos: int, n: int) -> tuple[tuple[Value, ...]
     return tuple(out), pos
 
 
-
 def _insert(buf: bytes, pos: int, size: int, xid: int | None) -> m.Insert:
     if pos + 7 > size:
         raise _end(pos + 7, size)
