@@ -15,6 +15,7 @@ from pgcdc.config import ConnectorConfig, build_config
 import psycopg
 
 from pgcdc.local import PostgresCluster
+from pgcdc.lsn import parse_lsn
 from pgcdc.runner import Connector
 from pgcdc.sink.memory import MemorySink
 
@@ -95,6 +96,14 @@ def wait_for(predicate: Callable[[], bool], timeout: float = 30, what: str = "co
             return
         time.sleep(0.05)
     raise AssertionError(f"timed out after {timeout}s waiting for {what}; have: {show()!r}")
+
+
+def wal_end(pg: PostgresCluster) -> int:
+    """The end of the WAL inserted so far: every transaction committed before this call ends at or before it.
+
+    pg_current_wal_insert_lsn(), not pg_current_wal_lsn(): the test clusters commit with synchronous_commit=off,
+    so the write position pg_current_wal_lsn() returns can still be behind the last commit record."""
+    return parse_lsn(str(pg.execute("SELECT pg_current_wal_insert_lsn()")[0][0]))
 
 
 def wait_records(sink: MemorySink, count: int, timeout: float = 30) -> list[dict[str, Any]]:

@@ -15,7 +15,7 @@ from pgcdc.errors import ConfigError, SinkError
 from pgcdc.lsn import parse_lsn
 from pgcdc.local import ApicurioRegistry, PostgresCluster, TansuBroker
 from pgcdc.runner import Connector
-from tests.harness import Running, make_config, wait_for
+from tests.harness import Running, make_config, wait_for, wal_end
 from tests.integration.test_apicurio_converter import fetch, v3
 from tests.integration.test_apicurio_converter import read_with_headers
 from tests.integration.test_avro_kafka import read_raw
@@ -179,7 +179,7 @@ def test_an_unregistered_schema_holds_the_stream(pg: PostgresCluster, dbname: st
         pg.execute("ALTER TABLE t ADD COLUMN n int", dbname)
         # After the ALTER: before PostgreSQL 15 pgoutput sends its (empty) transaction too, which holds no
         # record and may be confirmed.
-        before = parse_lsn(pg.execute("SELECT pg_current_wal_lsn()::text")[0][0])
+        before = wal_end(pg)
         pg.execute("INSERT INTO t VALUES (3, 'c', 3)", dbname)  # a version nobody registered: held
         time.sleep(5)
         confirmed = parse_lsn(pg.execute(f"SELECT confirmed_flush_lsn::text FROM pg_replication_slots "

@@ -19,7 +19,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 from pgcdc.embed import Engine, Event
 from pgcdc.local import ApicurioRegistry, PostgresCluster
 from pgcdc.lsn import parse_lsn
-from tests.harness import wait_for
+from tests.harness import wait_for, wal_end
 from tests.integration.test_embed import props, take
 
 K = "org.apache.kafka.connect.transforms."
@@ -115,7 +115,7 @@ def test_commits_and_offsets_when_a_transform_drops_records(pg: PostgresCluster,
         assert (first.table, first.after) == ("t", {"id": 1})
         first.commit()
         # A transaction whose every record is dropped is confirmed without an event to commit.
-        before = parse_lsn(pg.execute("SELECT pg_current_wal_lsn()::text", dbname)[0][0])
+        before = wal_end(pg)
         pg.execute("INSERT INTO skip VALUES (2)", dbname)
         wait_for(lambda: confirmed(pg, f"s_{dbname}") > before, 30, "the dropped transaction confirmed")
         assert engine.poll(0.5) is None

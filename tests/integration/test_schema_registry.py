@@ -20,7 +20,7 @@ from pgcdc.local import ApicurioRegistry, PostgresCluster, TansuBroker
 from pgcdc.errors import ConfigError, SinkError
 from pgcdc.lsn import parse_lsn
 from pgcdc.runner import Connector
-from tests.harness import Running, make_config, wait_for
+from tests.harness import Running, make_config, wait_for, wal_end
 from tests.integration.test_avro_kafka import read_raw
 
 AVRO = "io.confluent.connect.avro.AvroConverter"
@@ -109,7 +109,7 @@ def test_registry_down_holds_the_stream_until_it_is_back(pg: PostgresCluster, db
             # A new schema version needs the registry: the record and every one after it wait. The position is
             # taken after the ALTER: before PostgreSQL 15 its (empty) transaction arrives too and may be confirmed.
             pg.execute("ALTER TABLE t ADD COLUMN n int", dbname)
-            before = parse_lsn(pg.execute("SELECT pg_current_wal_lsn()::text")[0][0])
+            before = wal_end(pg)
             pg.execute("INSERT INTO t VALUES (2, 'b', 2)", dbname)
             pg.execute("INSERT INTO t VALUES (3, 'c', 3)", dbname)
             time.sleep(8)  # several retries of the registration
@@ -188,7 +188,7 @@ def test_without_auto_registration_only_registered_schemas_are_written(
         pg.execute("ALTER TABLE t ADD COLUMN n int", dbname)
         # After the ALTER: before PostgreSQL 15 pgoutput sends its (empty) transaction too, which holds no
         # record and may be confirmed.
-        before = parse_lsn(pg.execute("SELECT pg_current_wal_lsn()::text")[0][0])
+        before = wal_end(pg)
         pg.execute("INSERT INTO t VALUES (3, 'c', 3)", dbname)  # a version nobody registered: held
         time.sleep(5)
         confirmed = parse_lsn(pg.execute(f"SELECT confirmed_flush_lsn::text FROM pg_replication_slots "

@@ -201,7 +201,7 @@ def test_heartbeats_advance_the_slot_of_an_idle_captured_table(pg: PostgresClust
         start = pg.execute(f"SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = '{slot}'")[0][0]
         for i in range(200):  # writes the connector filters out
             pg.execute(f"INSERT INTO busy VALUES ({i})", dbname)
-        target = pg.execute("SELECT pg_current_wal_lsn()")[0][0]
+        target = pg.execute("SELECT pg_current_wal_insert_lsn()")[0][0]
         wait_for(lambda: pg.execute(f"SELECT confirmed_flush_lsn >= '{target}' FROM pg_replication_slots "
                                     f"WHERE slot_name = '{slot}'") == [(True,)], 30, "the slot to pass the writes")
     beats = [r for r in sink.records if r["topic"] == "__debezium-heartbeat.test"]

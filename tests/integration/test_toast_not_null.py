@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pgcdc.local import PostgresCluster
 from pgcdc.lsn import parse_lsn
-from tests.harness import wait_for
+from tests.harness import wait_for, wal_end
 from tests.integration.test_unconvertible_value import confirmed, config, error_line, start
 
 TABLE = ("CREATE TABLE t (id int PRIMARY KEY, n int, v float8[] NOT NULL, w float8[]) WITH (toast_tuple_target = 128);"
@@ -40,7 +40,7 @@ def test_unchanged_toasted_not_null_array(pg: PostgresCluster, dbname: str, tmp_
                  == [(True,)] or proc.poll() is not None, 60, "pgcdc to stream")
         pg.execute(f"INSERT INTO t VALUES (1, 0, {VECTOR}, {VECTOR})", dbname)
         wait_for(lambda: len(records(tmp_path)) == 1 or proc.poll() is not None, 60, "the insert")
-        before = parse_lsn(pg.execute("SELECT pg_current_wal_lsn()::text")[0][0])
+        before = wal_end(pg)
         pg.execute("UPDATE t SET n = 1", dbname)
         line = error_line(proc)
     finally:

@@ -11,7 +11,7 @@ from pgcdc.local import PostgresCluster
 from pgcdc.lsn import parse_lsn
 from pgcdc.runner import Connector
 from pgcdc.sink.memory import MemorySink
-from tests.harness import Running, make_config, wait_for
+from tests.harness import Running, make_config, wait_for, wal_end
 
 K = "org.apache.kafka.connect.transforms."
 
@@ -39,7 +39,7 @@ def test_dropped_or_rerouted_records_still_move_the_position(pg: PostgresCluster
     with Running(config, sink=sink) as running:
         start = confirmed(pg, slot)
         pg.execute("INSERT INTO t VALUES (1); INSERT INTO t VALUES (2)", dbname)
-        end = parse_lsn(pg.execute("SELECT pg_current_wal_lsn()::text", dbname)[0][0])
+        end = wal_end(pg)
         wait_for(lambda: running.connector.checkpointer is not None
                  and running.connector.checkpointer.stored is not None
                  and running.connector.checkpointer.stored.end_lsn >= end - 1024

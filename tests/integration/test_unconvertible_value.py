@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pgcdc.local import PostgresCluster
 from pgcdc.lsn import parse_lsn
-from tests.harness import wait_for
+from tests.harness import wait_for, wal_end
 
 # Streaming names the change's LSN; a snapshot row has none: the LSN the snapshot is for, and the row's key.
 REASON = (r"a NOT NULL column whose value a Connect decimal cannot carry \(Debezium stops too; "
@@ -95,7 +95,7 @@ def test_unconvertible_value_while_streaming(pg: PostgresCluster, dbname: str, t
                  == [(True,)] or proc.poll() is not None, 60, "pgcdc to stream")
         pg.execute("INSERT INTO ok VALUES (1)", dbname)
         wait_for(lambda: topics(tmp_path) == ["conv.public.ok"] or proc.poll() is not None, 60, "the good record")
-        before = parse_lsn(pg.execute("SELECT pg_current_wal_lsn()::text")[0][0])
+        before = wal_end(pg)
         pg.execute("INSERT INTO t VALUES (1, 'NaN')", dbname)
         lsn = failed_line(proc)
     finally:

@@ -25,8 +25,8 @@ import pytest
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
 from pgcdc.local import KafkaCluster, PostgresCluster
-from pgcdc.lsn import format_lsn, parse_lsn
-from tests.harness import payload, read_topic, wait_for
+from pgcdc.lsn import format_lsn
+from tests.harness import payload, read_topic, wait_for, wal_end
 from tests.integration.test_durability import kafka_config, start_cli, wait_slot_active
 from tests.ledger import confirmed_lsn, stored_offsets, tally
 from tests.slow.test_broker_outage import wait_marker
@@ -152,7 +152,7 @@ def test_acks_all_waits_for_the_replicas_in_sync(pg: PostgresCluster, dbname: st
         wait_for(lambda: len(admin.list_topics(topic, timeout=10).topics[topic].partitions[0].isrs) == 2, 60,
                  "the in-sync replicas to shrink to two")
         pg.execute("INSERT INTO t VALUES (2)", dbname)
-        row2_end = parse_lsn(str(pg.execute("SELECT pg_current_wal_lsn()", dbname)[0][0]))
+        row2_end = wal_end(pg)
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
             assert confirmed_lsn(pg, slot) < row2_end, "the slot confirmed row 2, which no broker acknowledged"
