@@ -106,6 +106,16 @@ def wal_end(pg: PostgresCluster) -> int:
     return parse_lsn(str(pg.execute("SELECT pg_current_wal_insert_lsn()")[0][0]))
 
 
+def commit_after(pg: PostgresCluster, dbname: str, sql: str) -> int:
+    """Runs `sql` in one transaction; returns the WAL insert position before its commit record. The commit, the
+    position a connector stores and confirms for it, ends after it; every earlier commit ends at or before it."""
+    with psycopg.connect(pg.dsn(dbname)) as conn:  # one transaction, committed as the block ends
+        conn.execute(sql)
+        row = conn.execute("SELECT pg_current_wal_insert_lsn()").fetchone()
+    assert row is not None
+    return parse_lsn(str(row[0]))
+
+
 def wait_records(sink: MemorySink, count: int, timeout: float = 30) -> list[dict[str, Any]]:
     wait_for(lambda: len(sink.records) >= count, timeout, f"{count} records",
              lambda: [(r["topic"], (r["value"] or {}).get("payload", {}).get("op")) for r in sink.records])

@@ -231,7 +231,7 @@ class PostgresCluster:
 
     # -- convenience ------------------------------------------------------------------------------
     def execute(self, sql: str, dbname: str = "postgres") -> list[tuple[Any, ...]]:
-        """Run SQL on a short autocommit connection; returns the last statement's rows (if any)."""
+        """Run SQL on a short autocommit connection; returns the first statement's rows (if any)."""
         import psycopg
 
         with psycopg.connect(self.dsn(dbname), autocommit=True) as conn:

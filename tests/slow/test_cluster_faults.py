@@ -26,7 +26,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
 from pgcdc.local import KafkaCluster, PostgresCluster
 from pgcdc.lsn import format_lsn
-from tests.harness import payload, read_topic, wait_for, wal_end
+from tests.harness import commit_after, payload, read_topic, wait_for
 from tests.integration.test_durability import kafka_config, start_cli, wait_slot_active
 from tests.ledger import confirmed_lsn, stored_offsets, tally
 from tests.slow.test_broker_outage import wait_marker
@@ -151,18 +151,17 @@ def test_acks_all_waits_for_the_replicas_in_sync(pg: PostgresCluster, dbname: st
         # a duplicate, that is acknowledged, with two replicas (Kafka's semantics, not the case tested here).
         wait_for(lambda: len(admin.list_topics(topic, timeout=10).topics[topic].partitions[0].isrs) == 2, 60,
                  "the in-sync replicas to shrink to two")
-        pg.execute("INSERT INTO t VALUES (2)", dbname)
-        row2_end = wal_end(pg)
+        row2 = commit_after(pg, dbname, "INSERT INTO t VALUES (2)")
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
-            assert confirmed_lsn(pg, slot) < row2_end, "the slot confirmed row 2, which no broker acknowledged"
+            assert confirmed_lsn(pg, slot) < row2, "the slot confirmed row 2, which no broker acknowledged"
             assert proc.poll() is None, log.read_text(errors="replace")[-2000:]
             time.sleep(0.25)
         cluster.start_broker(follower)
         wait_for(lambda: {2} <= {payload(r)["after"]["id"] for r in read_topic(cluster.bootstrap_servers, topic)
                                  if r["value"]}, 120, "row 2 once the follower is back",
                  lambda: log.read_text(errors="replace")[-2000:])
-        wait_for(lambda: confirmed_lsn(pg, slot) >= row2_end, 60, "the slot to confirm row 2",
+        wait_for(lambda: confirmed_lsn(pg, slot) > row2, 60, "the slot to confirm row 2",
                  lambda: format_lsn(confirmed_lsn(pg, slot)))
     finally:
         proc.send_signal(signal.SIGTERM)
