@@ -289,10 +289,16 @@ class ConnectorConfig(SourceFields):
         sorted by an exact COUNT(1) only on its chunked snapshot path (snapshot.max.threads or its multiplier above
         1, legacy.snapshot.max.threads off); on the one-thread path every table's count is unknown (0), so the
         stable sort keeps the tables' order (measured, 3.6.3). None: no sorting."""
+        order = self.snapshot_tables_order_by_row_count
+        return order if self.snapshot_chunking is not None and order != "disabled" else None
+
+    @property
+    def snapshot_chunking(self) -> tuple[int, int] | None:
+        """(snapshot.max.threads, snapshot.max.threads.multiplier) when Debezium 3.6 takes its chunked snapshot
+        path (either above 1, legacy.snapshot.max.threads off), which shapes its notifications; None otherwise."""
         chunked = (self.snapshot_max_threads > 1 or self.snapshot_max_threads_multiplier > 1) \
             and not self.legacy_snapshot_max_threads
-        order = self.snapshot_tables_order_by_row_count
-        return order if chunked and order != "disabled" else None
+        return (self.snapshot_max_threads, self.snapshot_max_threads_multiplier) if chunked else None
 
     @property
     def confirms_lsn(self) -> bool:

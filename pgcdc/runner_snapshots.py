@@ -69,8 +69,8 @@ def incremental_snapshots(c: ConnectorConfig, column_rules: ColumnRules | None, 
                                        len(c.table_include_list)), name),
         on_failure=failure_handler(c.event_processing_failure_handling_mode),
         insert_delete=c.incremental_snapshot_watermarking_strategy.strip().lower() == "insert_delete",
-        notices=IncrementalSnapshotNotices(notifier, c.table_include_list, c.signal_data_collection)
-        if notifier is not None else None)
+        notices=IncrementalSnapshotNotices(notifier, c.table_include_list, c.signal_data_collection,
+                                           c.snapshot_chunking) if notifier is not None else None)
 
 
 def initial_snapshot(connector: Connector, conn: psycopg.Connection, slot: slots.SlotInfo, sink: Sink,
@@ -97,7 +97,8 @@ def initial_snapshot(connector: Connector, conn: psycopg.Connection, slot: slots
         captured = [f"{s}.{t}" for s, t in slots.captured_tables(conn, c) if not c.snapshot_include_collection_list
                     or any(re.fullmatch(p, f"{s}.{t}") for p in c.snapshot_include_collection_list)]
         notices = InitialSnapshotNotices(connector.notifier, [f"{p.schema}.{p.table}" for p in plan],
-                                         captured_order(captured, c.table_include_list, c.signal_data_collection))
+                                         captured_order(captured, c.table_include_list, c.signal_data_collection),
+                                         c.snapshot_chunking)
     # An embedding application acknowledges records itself; its sink has no notion of snapshot progress,
     # so such a snapshot is stored only once complete (a restart reads it again).
     keeps_progress = getattr(sink, "acknowledged", None) is None

@@ -29,7 +29,7 @@ import psycopg
 
 from pgcdc.capture.failures import OnFailure
 from pgcdc.capture.position import SnapshotProgress
-from pgcdc.capture.snapshot_plan import TablePlan, chunks, describe, sort_by_row_count, split_points
+from pgcdc.capture.snapshot_plan import TablePlan, chunks, describe, row_counts, sort_by_row_count, split_points
 from pgcdc.capture.snapshot_progress import ProgressReporter, SnapshotMetrics, TableProgress
 from pgcdc.capture.snapshot_readers import ChunkReaders, ChunkRows, begin_snapshot
 from pgcdc.capture.snapshot_records import TableRecords
@@ -38,7 +38,7 @@ from pgcdc.lsn import format_lsn
 from pgcdc.sink import Sink
 
 if TYPE_CHECKING:
-    from pgcdc.notifications.snapshots import InitialSnapshotNotices
+    from pgcdc.notifications.snapshots import InitialSnapshotNotices, TableChunks
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +100,7 @@ class Snapshot:
         self._order: dict[int, int] = {}
         self._plans: list[TablePlan] = []
         self._prev_done: tuple[str, str] | None = None
+        self._counts: dict[int, int] = {}  # exact row counts by plan id, where Debezium's chunked snapshot counts
 
     def progress(self) -> SnapshotProgress:
         return SnapshotProgress(self.lsn, self.xid, self.ts_us, self._done, self._partial, self._key,
@@ -138,8 +139,10 @@ class Snapshot:
         try:
             begin_snapshot(coord, snapshot_name, lock_timeout_ms)
             progress = resume
+            chunk_notices = self.notices is not None and self.notices.chunking is not None
+            self._counts = row_counts(coord, plans) if row_count_order is not None or chunk_notices else {}
             if row_count_order is not None:
-                plans = sort_by_row_count(coord, plans, row_count_order)
+                plans = sort_by_row_count(plans, self._counts, row_count_order)
                 if resume is not None and (resume.done is not None or resume.table is not None):
                     # The stored progress names tables in their name order; Debezium starts such a snapshot
                     # over, and so does pgcdc (with the same txId and time).
@@ -248,6 +251,7 @@ class Snapshot:
         # included: Debezium, which starts a snapshot over, reads every row of the table
         table_rows = 0
         cut: set[int] = set()  # tables whose last row was left out: no record of theirs ends them
+        marks: TableChunks | None = None  # where Debezium's chunks of the current table end (its notifications)
 
         def emit_pending(mark: str) -> None:
             p_plan, after, key, _, pk = pending  # type: ignore[misc]
@@ -279,11 +283,14 @@ class Snapshot:
                 table_rows = self._table_rows if plan.name == self._partial else 0
                 if notices is not None:  # before the previous table's held-back last record, as Debezium
                     notices.table_started(name)
+                    if notices.chunking is not None:
+                        marks = notices.table_chunks(name, self._counts.get(id(plan), 0), plan.chunked, table_rows)
             first_row = chunk.index == 0 and plan.after is None
             tail_left_out = False  # the chunk's last row left out (event.processing.failure.handling.mode)
             for batch in rows:
-                for lo in range(0, len(batch), RENDER_ROWS):
-                    part = batch if len(batch) <= RENDER_ROWS else batch[lo:lo + RENDER_ROWS]
+                for part in (marks.parts(batch, RENDER_ROWS) if marks is not None else
+                             (batch,) if len(batch) <= RENDER_ROWS else
+                             [batch[lo:lo + RENDER_ROWS] for lo in range(0, len(batch), RENDER_ROWS)]):
                     tail_left_out = False
                     try:
                         afters, keys = rec.render(part)
@@ -348,6 +355,9 @@ class Snapshot:
                     ended = True
                 self.reporter.table_done(name)
                 if notices is not None:
+                    if marks is not None:
+                        marks.finish()
+                        marks = None
                     notices.table_done(name, table_rows)
             fill()
         if pending is not None:

@@ -73,15 +73,20 @@ def describe(conn: psycopg.Connection, plan: TablePlan) -> None:
     plan.estimate = max(int(est[0]), 0) if est else 0
 
 
-def sort_by_row_count(conn: psycopg.Connection, plans: list[TablePlan], order: str) -> list[TablePlan]:
-    """snapshot.tables.order.by.row.count on Debezium's chunked snapshot: an exact `SELECT COUNT(1)` of each
-    table in the snapshot's transaction (rowCountForTableChunked, the whole table even with a select override),
-    then a stable sort, so tables of equal size keep their order (RelationalSnapshotChangeEventSource)."""
+def row_counts(conn: psycopg.Connection, plans: list[TablePlan]) -> dict[int, int]:
+    """Debezium's chunked snapshot's row counts (rowCountForTableChunked): an exact `SELECT COUNT(1)` of each
+    table in the snapshot's transaction, the whole table even with a select override; by `id` of the plan."""
     counts = {}
     for plan in plans:
         row = conn.execute(sql.SQL("SELECT COUNT(1) FROM {}").format(sql.Identifier(plan.schema, plan.table))
                            ).fetchone()
         counts[id(plan)] = int(row[0]) if row else 0
+    return counts
+
+
+def sort_by_row_count(plans: list[TablePlan], counts: dict[int, int], order: str) -> list[TablePlan]:
+    """snapshot.tables.order.by.row.count on Debezium's chunked snapshot: a stable sort by `row_counts`, so
+    tables of equal size keep their order (RelationalSnapshotChangeEventSource)."""
     sign = 1 if order == "ascending" else -1
     return sorted(plans, key=lambda p: sign * counts[id(p)])
 

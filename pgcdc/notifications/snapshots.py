@@ -11,7 +11,11 @@ Initial snapshot (measured): STARTED; per table IN_PROGRESS (`current_collection
 TABLE_SCAN_COMPLETED (`scanned_collection`, `total_rows_scanned`, `status` SUCCEEDED, and `data_collections`:
 the captured tables in Debezium's order, the signal table among them) after its rows were read; COMPLETED after
 the last record, or ABORTED when the snapshot stopped or failed. A start that reads no snapshot sends SKIPPED.
-A blocking snapshot sends the same, its tables the signal's.
+A blocking snapshot sends the same, its tables the signal's. Debezium's chunked snapshot (snapshot.max.threads or
+its multiplier above 1) adds, per chunk of a table's rows in key order, TABLE_CHUNK_IN_PROGRESS
+(`current_collection_in_progress`, `chunk_index`, `total_chunks`, `total_rows_scanned`: the table's rows in the
+chunks before) and TABLE_CHUNK_COMPLETED (`scanned_collection`, `data_collections` as TABLE_SCAN_COMPLETED's,
+`chunk_index`, `total_chunks`, `status`), placed as its one-thread run places them.
 
 Incremental snapshot (measured): STARTED (`data_collections`) when a signal starts one; IN_PROGRESS
 (`data_collections`, `current_collection_in_progress`, `maximum_key`, `last_processed_key`: the key values'
@@ -28,8 +32,9 @@ import itertools
 import re
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from decimal import Decimal
+from typing import Any
 
 from pgcdc.capture.java_order import java_hashmap_copy_order, java_hashset_copy_order
 from pgcdc.notifications import Notification, Notifier
@@ -50,12 +55,15 @@ def build(notifier: Notifier, aggregate_type: str, kind: str, data: dict[str, st
 
 class InitialSnapshotNotices:
     """An initial snapshot's notifications. `snapshotted`: the tables it reads (`schema.table`, in reading
-    order); `captured`: Debezium's captured tables, in its order (`captured_order`)."""
+    order); `captured`: Debezium's captured tables, in its order (`captured_order`); `chunking`:
+    (snapshot.max.threads, its multiplier) when Debezium's snapshot is chunked (config's `snapshot_chunking`)."""
 
-    def __init__(self, notifier: Notifier, snapshotted: Iterable[str], captured: Iterable[str]) -> None:
+    def __init__(self, notifier: Notifier, snapshotted: Iterable[str], captured: Iterable[str],
+                 chunking: tuple[int, int] | None = None) -> None:
         self.notifier = notifier
         self.reading = ",".join(java_hashset_copy_order(list(snapshotted)))
         self.captured = ",".join(captured)
+        self.chunking = chunking
 
     def _send(self, kind: str, data: dict[str, str] | None = None) -> None:
         self.notifier.notify(build(self.notifier, INITIAL, kind, data or {}))
@@ -70,11 +78,71 @@ class InitialSnapshotNotices:
         self._send("TABLE_SCAN_COMPLETED", {"scanned_collection": table, "data_collections": self.captured,
                                             "total_rows_scanned": str(rows), "status": "SUCCEEDED"})
 
+    def chunk_started(self, table: str, index: int, total: int, rows: int) -> None:
+        self._send("TABLE_CHUNK_IN_PROGRESS", {"current_collection_in_progress": table, "chunk_index": str(index),
+                                               "total_chunks": str(total), "total_rows_scanned": str(rows)})
+
+    def chunk_done(self, table: str, index: int, total: int) -> None:
+        self._send("TABLE_CHUNK_COMPLETED", {"scanned_collection": table, "data_collections": self.captured,
+                                             "chunk_index": str(index), "total_chunks": str(total),
+                                             "status": "SUCCEEDED"})
+
+    def table_chunks(self, table: str, rows: int, keyed: bool, rows_before: int) -> TableChunks:
+        """A table of `rows` rows (`keyed`: by a primary key, read without a select override) starts, or
+        continues after `rows_before` rows: its chunks' notifications (`chunking` is set)."""
+        assert self.chunking is not None
+        return TableChunks(self, table, *debezium_chunks(rows, keyed, *self.chunking), rows_before)
+
     def completed(self) -> None:
         self._send("COMPLETED")
 
     def aborted(self) -> None:
         self._send("ABORTED")
+
+
+def debezium_chunks(rows: int, keyed: bool, threads: int, multiplier: int) -> tuple[int, int]:
+    """(chunks, rows in each chunk but the last) of a table in Debezium 3.6's chunked snapshot
+    (RelationalSnapshotChangeEventSource.calculateChunkCount, ChunkBoundaryCalculator): one chunk without a
+    key or rows; else threads × multiplier chunks at most, each of rows ÷ chunks rows in key order (the key at
+    each multiple of that offset starts a chunk), the last taking the rest."""
+    if not keyed or rows <= 0:
+        return 1, 0
+    desired = threads * multiplier
+    per_chunk = max(1, rows // desired)
+    total = min(desired, max(1, rows // per_chunk))
+    size = rows // total
+    return (total, size) if total > 1 else (1, 0)
+
+
+class TableChunks:
+    """Where Debezium's chunks of one table end among its rows, notified as its one-thread chunked snapshot does:
+    TABLE_CHUNK_IN_PROGRESS (the rows of the chunks before) as a chunk starts, TABLE_CHUNK_COMPLETED once its
+    rows were read, before its last record (held back by Debezium's snapshot receiver) is written."""
+
+    def __init__(self, notices: InitialSnapshotNotices, table: str, total: int, size: int, rows_before: int) -> None:
+        self.notices, self.table, self.total, self.size = notices, table, total, size
+        self.index = min(rows_before // size, total - 1) if size else 0
+        self.pos = rows_before
+        self.end = (self.index + 1) * size if self.index < total - 1 else -1  # -1: the last chunk
+        notices.chunk_started(table, self.index, total, self.index * size)
+
+    def parts(self, batch: list[Any], most: int) -> Iterator[list[Any]]:
+        """`batch` in parts of at most `most` rows, cut where a chunk ends; the next chunk's notifications are
+        sent when the part after that end is asked for."""
+        lo, n = 0, len(batch)
+        while lo < n:
+            if self.pos == self.end:
+                self.notices.chunk_done(self.table, self.index, self.total)
+                self.index += 1
+                self.end = (self.index + 1) * self.size if self.index < self.total - 1 else -1
+                self.notices.chunk_started(self.table, self.index, self.total, self.pos)
+            hi = min(n, lo + most, lo + self.end - self.pos) if self.end >= 0 else min(n, lo + most)
+            self.pos += hi - lo
+            yield batch if hi - lo == n else batch[lo:hi]
+            lo = hi
+
+    def finish(self) -> None:
+        self.notices.chunk_done(self.table, self.index, self.total)
 
 
 def skipped(notifier: Notifier) -> None:
@@ -121,19 +189,22 @@ def _java_value(text: str, type_name: str) -> str:
 
 class IncrementalSnapshotNotices:
     """An incremental snapshot's notifications; `collections` are `schema.table` names, the current first.
-    `include_list` and `signal_table` order a blocking snapshot's tables as Debezium lists them (`blocking`)."""
+    `include_list` and `signal_table` order a blocking snapshot's tables as Debezium lists them, `chunking` shapes
+    its notifications as an initial snapshot's (`blocking`)."""
 
-    def __init__(self, notifier: Notifier, include_list: Iterable[str] = (), signal_table: str | None = None) -> None:
+    def __init__(self, notifier: Notifier, include_list: Iterable[str] = (), signal_table: str | None = None,
+                 chunking: tuple[int, int] | None = None) -> None:
         self.notifier = notifier
         self.include_list = list(include_list)
         self.signal_table = signal_table
+        self.chunking = chunking
 
     def blocking(self, tables: list[str]) -> InitialSnapshotNotices:
         """The notifications of a blocking snapshot of `tables` (in reading order): an initial snapshot's
         (measured: "Initial Snapshot" STARTED, IN_PROGRESS, TABLE_SCAN_COMPLETED, COMPLETED), its captured
         tables the signal's."""
         return InitialSnapshotNotices(self.notifier, tables, captured_order(tables, self.include_list,
-                                                                            self.signal_table))
+                                                                            self.signal_table), self.chunking)
 
     def _send(self, correlation_id: str | None, kind: str, data: dict[str, str]) -> None:
         self.notifier.notify(build(self.notifier, INCREMENTAL, kind, data, correlation_id))

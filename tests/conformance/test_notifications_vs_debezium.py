@@ -129,7 +129,26 @@ KEYS_WORKLOAD = [
     "WAIT",
     "INSERT INTO k_num VALUES (7)",
 ]
+# Debezium's chunked snapshot (one thread, snapshot.max.threads.multiplier=3): each table's rows in key order in
+# up to three chunks (10 rows: 3, 3 and 4; 5 rows: 1, 1 and 3; 2 rows: 1 and 1), one chunk for an empty table and
+# a table without a primary key, with TABLE_CHUNK_IN_PROGRESS and TABLE_CHUNK_COMPLETED among the records.
+CHUNKED_SETUP = (
+    "CREATE TABLE a (id int PRIMARY KEY, v text); INSERT INTO a SELECT g, 'a' || g FROM generate_series(1, 10) g;"
+    "CREATE TABLE b (k1 int, k2 text, PRIMARY KEY (k1, k2));"
+    "INSERT INTO b VALUES (2, 'y'), (1, 'x'), (1, 'z'), (3, ''), (0, 'w');"
+    "CREATE TABLE s (id bigint PRIMARY KEY); INSERT INTO s VALUES (9), (-9);"
+    "CREATE TABLE e (id int PRIMARY KEY); CREATE TABLE nopk (x int); INSERT INTO nopk VALUES (1), (2);"
+    "CREATE TABLE dbz_signal (id varchar(42) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048))"
+)
+CHUNKED_PROPS = {**MANY_PROPS, "snapshot.max.threads.multiplier": "3"}
+CHUNKED_BLOCKING_WORKLOAD = [
+    BLOCKING_WORKLOAD[0].replace('"public.b", "public.a"', '"public.b", "public.a", "public.s"'),
+    *BLOCKING_WORKLOAD[1:]]
+CHUNKED_BLOCKING_PROPS = {**PAUSED_PROPS, "table.include.list": "public.a,public.b,public.s",
+                          "snapshot.max.threads.multiplier": "3"}
 CASES = {
+    "chunked": (CHUNKED_SETUP, ["INSERT INTO a VALUES (100, 'after')"], CHUNKED_PROPS, 0),
+    "chunked_blocking": (CHUNKED_SETUP, CHUNKED_BLOCKING_WORKLOAD, CHUNKED_BLOCKING_PROPS, 0),
     "typed_keys": (KEYS_SETUP, KEYS_WORKLOAD, KEYS_PROPS, 4),
     "initial_and_incremental": (SETUP, WORKLOAD, PROPS, 4),
     "every_table": (MANY_SETUP, ["INSERT INTO a VALUES (100, 'after')"], MANY_PROPS, 0),

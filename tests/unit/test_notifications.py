@@ -17,7 +17,7 @@ from pgcdc.errors import ConfigError
 from pgcdc.notifications import Notification, Notifier, make_notifier
 from pgcdc.notifications.channels import LogChannel, SinkChannel, log_text
 from pgcdc.notifications.snapshots import (IncrementalSnapshotNotices, InitialSnapshotNotices, captured_order,
-                                           java_key_text, skipped)
+                                           debezium_chunks, java_key_text, skipped)
 from pgcdc.sink.memory import MemorySink
 
 BASE = {"name": "x", "topic.prefix": "dbserver1", "database.hostname": "h", "database.user": "u",
@@ -183,6 +183,66 @@ def test_initial_snapshot_notifications() -> None:
     ids = [n.id for n in rec.sent]
     assert len(set(ids)) == len(ids) and all(len(i) == 36 for i in ids)  # random UUIDs
     assert all(abs(n.timestamp - rec.sent[0].timestamp) < 60_000 for n in rec.sent)
+
+
+@pytest.mark.parametrize(("rows", "keyed", "threads", "multiplier", "expected"), [
+    (0, True, 1, 3, (1, 0)),  # an empty table: one chunk
+    (10, False, 1, 3, (1, 0)),  # no key: one chunk
+    (1, True, 1, 3, (1, 0)),
+    (2, True, 1, 3, (2, 1)),  # fewer rows than chunks wanted: a row each
+    (3, True, 1, 3, (3, 1)),
+    (5, True, 1, 3, (3, 1)),  # 1, 1 and 3 rows
+    (10, True, 1, 3, (3, 3)),  # 3, 3 and 4
+    (13, True, 2, 2, (4, 3)),  # 3, 3, 3 and 4
+    (100, True, 7, 1, (7, 14)),  # six of 14, the last of 16
+    (2**62, True, 4, 8, (32, 2**57)),
+    (2**63 - 1, True, 1, 2**31 - 1, (2**31 - 1, (2**63 - 1) // (2**31 - 1))),
+])
+def test_debezium_chunks(rows: int, keyed: bool, threads: int, multiplier: int, expected: tuple[int, int]) -> None:
+    total, size = debezium_chunks(rows, keyed, threads, multiplier)
+    assert (total, size) == expected
+    assert total == 1 or size * (total - 1) < rows  # the last chunk has rows of its own
+
+
+def test_chunk_notifications_sit_where_each_chunk_ends() -> None:
+    """10 rows in chunks of 3, 3 and 4, read in batches of 4 and 6 and parts of at most 2 rows: each chunk's end
+    cuts a part; its notifications come when the part after it is asked for (its last row still held back)."""
+    rec = Recorder()
+    notices = InitialSnapshotNotices(Notifier([rec], "dbserver1"), ["public.a"], ["public.a"], (1, 3))
+    events: list[Any] = []
+    rec.send = lambda n: events.append((n.type, n.additional_data.get("chunk_index"),  # type: ignore[method-assign]
+                                        n.additional_data.get("total_rows_scanned")))
+    marks = notices.table_chunks("public.a", 10, True, 0)
+    for batch in ([0, 1, 2, 3], [4, 5, 6, 7, 8, 9]):
+        for part in marks.parts(batch, 2):
+            events.append(tuple(part))
+    marks.finish()
+    assert events == [
+        ("TABLE_CHUNK_IN_PROGRESS", "0", "0"), (0, 1), (2,),
+        ("TABLE_CHUNK_COMPLETED", "0", None), ("TABLE_CHUNK_IN_PROGRESS", "1", "3"), (3,), (4, 5),
+        ("TABLE_CHUNK_COMPLETED", "1", None), ("TABLE_CHUNK_IN_PROGRESS", "2", "6"), (6, 7), (8, 9),
+        ("TABLE_CHUNK_COMPLETED", "2", None)]
+    # A table continued after 7 rows (a resumed snapshot) starts in its third chunk, the rows of two before it.
+    events.clear()
+    marks = notices.table_chunks("public.a", 10, True, 7)
+    for part in marks.parts([7, 8, 9], 64):
+        events.append(tuple(part))
+    marks.finish()
+    assert events == [("TABLE_CHUNK_IN_PROGRESS", "2", "6"), (7, 8, 9), ("TABLE_CHUNK_COMPLETED", "2", None)]
+
+
+def test_chunk_notifications_data() -> None:
+    rec = Recorder()
+    notices = InitialSnapshotNotices(Notifier([rec], "dbserver1"), ["public.a"], ["public.a", "public.b"], (2, 1))
+    notices.chunk_started("public.a", 1, 4, 250)
+    notices.chunk_done("public.a", 1, 4)
+    assert kinds(rec) == [
+        ("Initial Snapshot", "TABLE_CHUNK_IN_PROGRESS", {
+            "current_collection_in_progress": "public.a", "connector_name": "dbserver1", "chunk_index": "1",
+            "total_chunks": "4", "total_rows_scanned": "250"}),
+        ("Initial Snapshot", "TABLE_CHUNK_COMPLETED", {
+            "scanned_collection": "public.a", "connector_name": "dbserver1", "chunk_index": "1",
+            "total_chunks": "4", "data_collections": "public.a,public.b", "status": "SUCCEEDED"})]
 
 
 def incremental(rec: Recorder) -> IncrementalSnapshot:
