@@ -85,7 +85,8 @@ def build(props: Mapping[str, str]) -> ConnectorConfig:
         elif key in framework_properties.REFUSED:
             problems.append(framework_properties.REFUSED[key])
         elif key == "database.server.name":
-            problems.append("database.server.name was replaced by topic.prefix in Debezium 2.0; set topic.prefix")
+            problems.append("database.server.name was replaced by topic.prefix in Debezium 2.0, which ignores it; "
+                            + ("remove it (topic.prefix is set)" if "topic.prefix" in props else "set topic.prefix"))
         else:
             hint = difflib.get_close_matches(key, [*aliases, *ACCEPTED_NOT_IMPLEMENTED, *framework_properties.INERT],
                                              n=1)

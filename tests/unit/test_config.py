@@ -78,7 +78,8 @@ def test_env_overrides_ignore_tool_variables() -> None:
     ({"plugin.name": "decoderbufs"}, "plugin.name: Input should be 'pgoutput'"),
     ({"connector.class": "io.debezium.connector.mysql.MySqlConnector"}, "connector.class: must be"),
     ({"tasks.max": "2"}, "tasks.max: Input should be less than or equal to 1"),
-    ({"database.server.name": "x"}, "database.server.name was replaced by topic.prefix"),
+    ({"database.server.name": "x"}, "database.server.name was replaced by topic.prefix in Debezium 2.0, which "
+                                     "ignores it; remove it (topic.prefix is set)"),
     ({"transforms": "unwrap"}, "transforms.unwrap.type: required"),
     ({"transforms": "a", "transforms.a.type": "io.debezium.transforms.TimezoneConverter",
       "transforms.a.converted.timezone": "UTC", "transforms.a.include.list": "t"},
