@@ -176,6 +176,12 @@ class ConnectorConfig(SourceFields):
                 raise ValueError(f"bad regular expression {item!r}: {exc}") from None
         return items
 
+    @field_validator("decimal_handling_mode", "time_precision_mode", "binary_handling_mode", "interval_handling_mode",
+                     "hstore_handling_mode", "schema_name_adjustment_mode", "field_name_adjustment_mode", mode="before")
+    @classmethod
+    def _handling_case(cls, v: Any) -> Any:
+        return v.strip().lower() if isinstance(v, str) else v  # EnumeratedValue.parse trims and ignores case
+
     @field_validator("unavailable_value_placeholder")
     @classmethod
     def _placeholder(cls, v: str) -> str:

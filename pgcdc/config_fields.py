@@ -125,7 +125,7 @@ class SourceFields(BaseModel):
     message_prefix_exclude_list: tuple[str, ...] = Field((), alias="message.prefix.exclude.list")
     """Regexes of logical-decoding message prefixes to drop."""
 
-    snapshot_mode: Literal["initial", "always", "initial_only", "no_data", "never", "when_needed",
+    snapshot_mode: Literal["initial", "always", "initial_only", "no_data", "when_needed",
                            "configuration_based"] = Field("initial", alias="snapshot.mode")
     """When to read the tables' current rows before streaming."""
     # snapshot.mode=configuration_based: Debezium's ConfigurationBasedSnapshotter flags. The schema flags have
@@ -224,7 +224,18 @@ class SourceFields(BaseModel):
     replica_identity_autoset_values: str | None = Field(None, alias="replica.identity.autoset.values")
     """`schema.table-regex:IDENTITY`, comma-separated (DEFAULT, FULL, NOTHING, INDEX name): at streaming start."""
 
-    @field_validator("guardrail_collections_limit_action", "snapshot_tables_order_by_row_count", mode="before")
+    @field_validator("guardrail_collections_limit_action", "snapshot_tables_order_by_row_count", "plugin_name",
+                     "lsn_flush_mode", "publication_autocreate_mode", "snapshot_mode", mode="before")
     @classmethod
-    def _enum_case(cls, v: Any) -> Any:
-        return v.strip().lower() if isinstance(v, str) else v  # EnumeratedValue.parse ignores case
+    def _enum_case(cls, v: Any, info: Any) -> Any:
+        # EnumeratedValue.parse trims and ignores case (measured with Debezium 3.6.3: INITIAL, " initial ").
+        v = v.strip().lower() if isinstance(v, str) else v
+        if info.field_name == "snapshot_mode" and v == "never":
+            raise ValueError("'never' was replaced by no_data in Debezium 2.6, and Debezium 3.x refuses it; "
+                             "use no_data")
+        return v
+
+    @field_validator("database_sslmode", mode="before")
+    @classmethod
+    def _sslmode_case(cls, v: Any) -> Any:
+        return v.lower() if isinstance(v, str) else v  # the JDBC driver's SslMode.of ignores case, not blanks

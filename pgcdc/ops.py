@@ -141,7 +141,7 @@ def _check_tables(conn: psycopg.Connection, config: ConnectorConfig, tables: lis
             why = "REPLICA IDENTITY NOTHING" if ident == "n" else "no primary key and REPLICA IDENTITY DEFAULT"
             err(f"table {schema}.{table}: {why}: PostgreSQL rejects its UPDATEs and DELETEs once published "
                 f"(ALTER TABLE {schema}.{table} REPLICA IDENTITY FULL, or add a primary key)")
-        if not can_select and config.snapshot_mode not in ("no_data", "never"):
+        if not can_select and config.snapshot_mode != "no_data":
             err(f"table {schema}.{table}: database.user {config.database_user!r} may not SELECT it, "
                 f"which the snapshot needs (snapshot.mode={config.snapshot_mode})")
 

@@ -23,7 +23,7 @@ def snapshot_decision(config: ConnectorConfig, stored: dict[str, Any] | None, ex
     completed = stored is not None and not snapshot_in_progress(stored)
     lost = completed and stored is not None and (
         existing is None or ResumePoint.from_offset(stored).start_lsn < existing[0])
-    if mode in ("no_data", "never"):
+    if mode == "no_data":
         return False, True
     if mode == "always":
         return True, True

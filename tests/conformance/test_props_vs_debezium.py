@@ -107,3 +107,48 @@ def test_partitions_without_partition_root_match_debezium(pg: PostgresCluster, d
     assert_same("partitions", ours, theirs, snapshot=True)
     assert [r["topic"][10:] for r in theirs if r["value"] and r["value"]["payload"]["op"] != "r"] == [
         "public.pt_1", "public.pt_2", "public.pt_1", "public.pt_1", "public.pt_2", "public.pt_2"]
+
+
+# Debezium's enumerated values in other cases and with blanks around them: Debezium 3.6 trims them and ignores
+# case (EnumeratedValue.parse), and each still takes effect (string decimals, hex bytes, ISO intervals,
+# Connect times, Avro-adjusted names). database.sslmode: case only (PostgreSQL's JDBC driver refuses blanks).
+ENUM_SETUP = ("CREATE TABLE a (id int PRIMARY KEY, \"n-1\" numeric(5,2), b bytea, i interval, t time);"
+              "INSERT INTO a VALUES (1, 1.5, '\\x0102', '1 day', '10:00')")
+ENUM_WORKLOAD = ["INSERT INTO a VALUES (2, -0.05, '\\x', '-1 year -2 mons 3 days -00:00:00.000001', '23:59:59.999999')"]
+ENUM_SPELLINGS = {
+    "upper": {"database.sslmode": "DISABLE", "plugin.name": "PGOUTPUT", "lsn.flush.mode": "CONNECTOR",
+              "publication.autocreate.mode": "ALL_TABLES", "snapshot.mode": "INITIAL",
+              "decimal.handling.mode": "STRING", "time.precision.mode": "CONNECT", "binary.handling.mode": "HEX",
+              "interval.handling.mode": "STRING", "hstore.handling.mode": "MAP",
+              "schema.name.adjustment.mode": "AVRO", "field.name.adjustment.mode": "AVRO"},
+    "blanks": {"database.sslmode": "Disable", "plugin.name": " pgoutput ", "lsn.flush.mode": " connector ",
+               "publication.autocreate.mode": " all_tables ", "snapshot.mode": " initial ",
+               "decimal.handling.mode": " String ", "time.precision.mode": " connect ", "binary.handling.mode": " hex ",
+               "interval.handling.mode": " string ", "hstore.handling.mode": " map ",
+               "schema.name.adjustment.mode": " avro ", "field.name.adjustment.mode": " Avro "},
+}
+
+
+@pytest.mark.parametrize("spelling", list(ENUM_SPELLINGS))
+def test_enumerated_values_are_read_as_debezium_reads_them(pg: PostgresCluster, dbname: str, tmp_path: Path,
+                                                           spelling: str) -> None:
+    ours, theirs = run_both(pg, dbname, tmp_path, ENUM_SETUP, ENUM_SPELLINGS[spelling], ENUM_WORKLOAD, snapshot=True)
+    assert_same(f"enumerated values ({spelling})", ours, theirs, snapshot=True)
+    # (the records as the comparison reads them: integers as their text)
+    assert [r["value"]["payload"]["after"] for r in theirs] == [
+        {"id": "1", "n_1": "1.50", "b": "0102", "i": "P0Y0M1DT0H0M0S", "t": "36000000"},
+        {"id": "2", "n_1": "-0.05", "b": "", "i": "P-1Y-2M3DT0H0M-0.000001S", "t": "86399999"}]
+
+
+def test_snapshot_mode_never_is_refused_as_debezium_refuses_it(pg: PostgresCluster, dbname: str,
+                                                               tmp_path: Path) -> None:
+    props = {"topic.prefix": "dbserver1", "snapshot.mode": "never"}
+    with pytest.raises(RuntimeError, match="Debezium oracle failed") as exc:
+        run_oracle({"name": "oracle", "config": {**pg.connection_properties(dbname), **props,
+                                                 "slot.name": f"dbz_{dbname}",
+                                                 "publication.name": f"dbzpub_{dbname}"}}, tmp_path / "dbz.jsonl")
+    assert "The 'snapshot.mode' value is invalid: Value must be one of" in str(exc.value)
+    with pytest.raises(PgcdcError) as ours:
+        make_config(pg, dbname, **{**props, "name": "pgcdc"})
+    assert str(ours.value) == ("snapshot.mode: 'never' was replaced by no_data in Debezium 2.6, and Debezium 3.x "
+                               "refuses it; use no_data")

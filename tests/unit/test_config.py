@@ -116,6 +116,38 @@ def test_bad_values_name_the_property(override: dict[str, str], message: str) ->
     assert "\n" not in str(exc.value)
 
 
+@pytest.mark.parametrize(("prop", "value", "attribute", "expected"), [
+    ("snapshot.mode", "INITIAL", "snapshot_mode", "initial"),
+    ("snapshot.mode", " No_Data ", "snapshot_mode", "no_data"),
+    ("plugin.name", "PGOUTPUT", "plugin_name", "pgoutput"),
+    ("lsn.flush.mode", " Manual", "lsn_flush_mode", "manual"),
+    ("decimal.handling.mode", "STRING ", "decimal_handling_mode", "string"),
+    ("time.precision.mode", "Adaptive_Time_Microseconds", "time_precision_mode", "adaptive_time_microseconds"),
+    ("binary.handling.mode", "BASE64-URL-SAFE", "binary_handling_mode", "base64-url-safe"),
+    ("interval.handling.mode", "\tstring", "interval_handling_mode", "string"),
+    ("hstore.handling.mode", "MAP", "hstore_handling_mode", "map"),
+    ("schema.name.adjustment.mode", "Avro_Unicode", "schema_name_adjustment_mode", "avro_unicode"),
+    ("field.name.adjustment.mode", " AVRO ", "field_name_adjustment_mode", "avro"),
+    ("database.sslmode", "VERIFY-FULL", "database_sslmode", "verify-full"),
+])
+def test_enumerated_values_ignore_case_and_blanks_as_debezium(prop: str, value: str, attribute: str,
+                                                               expected: str) -> None:
+    assert getattr(build_config({**BASE, prop: value}), attribute) == expected
+
+
+@pytest.mark.parametrize(("prop", "value", "message"), [
+    ("snapshot.mode", "never", "snapshot.mode: 'never' was replaced by no_data in Debezium 2.6, and Debezium 3.x "
+                               "refuses it; use no_data"),
+    ("snapshot.mode", " NEVER", "snapshot.mode: 'never' was replaced by no_data"),
+    ("snapshot.mode", "initial!", "snapshot.mode: Input should be 'initial'"),
+    ("database.sslmode", " disable", "database.sslmode: Input should be 'disable'"),  # the JDBC driver's refusal
+])
+def test_enumerated_values_refused_as_debezium_refuses_them(prop: str, value: str, message: str) -> None:
+    with pytest.raises(ConfigError) as exc:
+        build_config({**BASE, prop: value})
+    assert str(exc.value).startswith(message)
+
+
 def test_every_problem_is_reported_at_once() -> None:
     props = {**BASE, "topic.prefix": "", "database.port": "five", "max.batch.size": "-5", "topic.prefx": "x",
              "transforms": "unwrap"}
