@@ -5,11 +5,16 @@ config.py's `ConnectorConfig`, which extends this class (the fields keep their o
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 CONNECTOR_CLASS = "io.debezium.connector.postgresql.PostgresConnector"
+_JAVA_INT = re.compile(r"[+-]?\d+")  # Java's Character.digit: any Unicode decimal digit
+# Kafka Connect's settings (ConfigDef trims a value before parsing it); Debezium's own fields do not trim numbers.
+CONNECT_TRIMMED = frozenset({"offset_flush_interval_ms", "offset_storage_partitions",
+                             "offset_storage_replication_factor"})
 
 
 class SourceFields(BaseModel):
@@ -233,6 +238,28 @@ class SourceFields(BaseModel):
         if info.field_name == "snapshot_mode" and v == "never":
             raise ValueError("'never' was replaced by no_data in Debezium 2.6, and Debezium 3.x refuses it; "
                              "use no_data")
+        return v
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _java_number_or_boolean(cls, v: Any, info: Any) -> Any:
+        """A boolean or integer property's text, read as Debezium reads it (measured with 3.6.3): `true` or
+        `false` in any case, blanks around ignored (not yes, on or 1); an integer as Java's parseInt and
+        parseLong read it, digits with an optional sign (not 1_000, not blanks around), except Kafka Connect's
+        own settings, which ConfigDef trims first."""
+        if not isinstance(v, str) or info.field_name is None:
+            return v
+        kind = cls.model_fields[info.field_name].annotation
+        if kind is bool:
+            text = v.strip().lower()
+            if text not in ("true", "false"):
+                raise ValueError(f"Input should be a valid boolean: true or false, in any case (got {v!r})")
+            return text == "true"
+        if kind in (int, int | None):
+            text = v.strip() if info.field_name in CONNECT_TRIMMED else v
+            if not _JAVA_INT.fullmatch(text):
+                raise ValueError(f"Input should be a valid integer: digits with an optional sign (got {v!r})")
+            return int(text)
         return v
 
     @field_validator("database_sslmode", mode="before")

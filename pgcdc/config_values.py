@@ -16,17 +16,18 @@ from collections.abc import Callable, Mapping
 Rule = Callable[[str], str | None]  # the problem with a value, or None
 
 
-def _int(value: str, bits: int) -> int | None:
-    text = value.strip()
-    if not re.fullmatch(r"[+-]?\d+", text):
+def _int(value: str, bits: int, trim: bool) -> int | None:
+    # Java's parseInt/parseLong: digits with an optional sign; Debezium does not trim, Kafka Connect's ConfigDef does.
+    text = value.strip() if trim else value
+    if not re.fullmatch(r"[+-]?\d+", text):  # Java's Character.digit: any Unicode decimal digit
         return None
     n = int(text)
     return n if -(1 << (bits - 1)) <= n < (1 << (bits - 1)) else None
 
 
-def _number(bits: int, low: int | None, what: str) -> Rule:
+def _number(bits: int, low: int | None, what: str, trim: bool = False) -> Rule:
     def check(value: str) -> str | None:
-        n = _int(value, bits)
+        n = _int(value, bits, trim)
         if n is None or (low is not None and n < low):
             return f"must be {what}"
         return None
@@ -37,7 +38,7 @@ POSITIVE_INT = _number(32, 1, "a positive integer")
 NON_NEGATIVE_LONG = _number(64, 0, "a non-negative integer")
 NON_NEGATIVE_INT = _number(32, 0, "a non-negative integer")
 INT = _number(32, None, "an integer")
-LONG = _number(64, None, "an integer")
+CONNECT_LONG = _number(64, None, "an integer", trim=True)  # a Kafka Connect setting: ConfigDef trims it
 
 
 def BOOLEAN(value: str) -> str | None:
@@ -121,8 +122,8 @@ RULES: dict[str, Rule] = {
     "guardrail.collections.limit.action": one_of("warn", "fail"),
     "streaming.delay.ms": NON_NEGATIVE_LONG,
     # Kafka Connect's ConnectorConfig (the framework checks these when a connector is created).
-    "errors.retry.timeout": LONG,
-    "errors.retry.delay.max.ms": LONG,
+    "errors.retry.timeout": CONNECT_LONG,
+    "errors.retry.delay.max.ms": CONNECT_LONG,
     "errors.tolerance": one_of("none", "all"),
     "errors.log.enable": BOOLEAN,
     "errors.log.include.messages": BOOLEAN,
@@ -148,7 +149,7 @@ def problems(props: Mapping[str, str]) -> list[str]:
     """One line per property whose value Debezium would refuse, naming the property and the value."""
     out = refused(RULES, props)
     # CommonConnectorConfig.validateMaxQueueSize: the queue must hold more than one batch.
-    queue, batch = _int(props.get("max.queue.size", ""), 32), _int(props.get("max.batch.size", ""), 32)
+    queue, batch = _int(props.get("max.queue.size", ""), 32, False), _int(props.get("max.batch.size", ""), 32, False)
     queue = DEFAULT_MAX_QUEUE_SIZE if "max.queue.size" not in props else queue
     batch = DEFAULT_MAX_BATCH_SIZE if "max.batch.size" not in props else batch
     if queue is not None and batch is not None and batch > 0 and 0 < queue <= batch:

@@ -12,12 +12,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from pgcdc.config_values import BOOLEAN, NON_NEGATIVE_LONG, Rule, _metric_tags, _number, one_of, refused
+from pgcdc.config_values import BOOLEAN, Rule, _metric_tags, _number, one_of, refused
 from pgcdc.plugin_version import connector_version_problem, converter_version_problem
 
 POSITIVE_LONG = _number(64, 1, "a positive integer")
 NON_NEGATIVE_INT = _number(32, 0, "a non-negative integer")
 POSITIVE_INT = _number(32, 1, "a positive integer")
+CONNECT_NON_NEGATIVE_LONG = _number(64, 0, "a non-negative integer", trim=True)  # Kafka Connect's: ConfigDef trims
 PG_SOURCE_INFO = "io.debezium.connector.postgresql.PostgresSourceInfoStructMaker"
 TX_FACTORY = "io.debezium.pipeline.txmetadata.DefaultTransactionMetadataFactory"
 
@@ -81,7 +82,7 @@ INERT: dict[str, tuple[Rule | None, str]] = {
              "define transaction boundaries; use poll (the default)"),
         "poll or interval: the boundaries of a Connect worker's exactly-once transactions; pgcdc writes none"),
     "transaction.boundary.interval.ms": (
-        NON_NEGATIVE_LONG, "the length of those exactly-once transactions; pgcdc writes none"),
+        CONNECT_NON_NEGATIVE_LONG, "the length of those exactly-once transactions; pgcdc writes none"),
     "tasks.max.enforce": (BOOLEAN, "whether Connect fails a connector that makes more than tasks.max tasks; pgcdc "
                                    "runs one"),
     "connector.plugin.version": (

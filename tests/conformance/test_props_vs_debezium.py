@@ -152,3 +152,31 @@ def test_snapshot_mode_never_is_refused_as_debezium_refuses_it(pg: PostgresClust
         make_config(pg, dbname, **{**props, "name": "pgcdc"})
     assert str(ours.value) == ("snapshot.mode: 'never' was replaced by no_data in Debezium 2.6, and Debezium 3.x "
                                "refuses it; use no_data")
+
+
+# Booleans and integers as Debezium 3.6 reads them: true or false in any case, blanks around ignored; an integer
+# as Java's parseInt reads it (a sign allowed; no blanks, no underscores).
+SPELLINGS = [("tombstones.on.delete", " FALSE ", True), ("tombstones.on.delete", "yes", False),
+             ("include.unknown.datatypes", "on", False), ("tombstones.on.delete", "0", False),
+             ("heartbeat.interval.ms", "+1000", True), ("heartbeat.interval.ms", "1_000", False),
+             ("snapshot.max.threads", " 2 ", False)]
+
+
+@pytest.mark.parametrize(("prop", "value", "accepted"), SPELLINGS)
+def test_booleans_and_integers_are_read_as_debezium_reads_them(pg: PostgresCluster, dbname: str, tmp_path: Path,
+                                                               prop: str, value: str, accepted: bool) -> None:
+    pg.execute("CREATE TABLE a (id int PRIMARY KEY); INSERT INTO a VALUES (1)", dbname)
+    props = {"topic.prefix": "dbserver1", "snapshot.mode": "initial", prop: value}
+    config = {"name": "oracle", "config": {**pg.connection_properties(dbname), **props, "slot.name": f"dbz_{dbname}",
+                                           "publication.name": f"dbzpub_{dbname}"}}
+    if accepted:
+        assert [r["value"]["payload"]["op"] for r in run_oracle(config, tmp_path / "dbz.jsonl", idle_timeout=3)
+                if r["topic"] == "dbserver1.public.a"] == ["r"]
+        make_config(pg, dbname, **{**props, "name": "pgcdc"})
+        return
+    with pytest.raises(RuntimeError, match="Debezium oracle failed") as exc:
+        run_oracle(config, tmp_path / "dbz.jsonl")
+    assert f"The '{prop}' value is invalid" in str(exc.value)
+    with pytest.raises(PgcdcError) as ours:
+        make_config(pg, dbname, **{**props, "name": "pgcdc"})
+    assert str(ours.value).startswith(f"{prop}: Input should be a valid ") and repr(value) in str(ours.value)

@@ -148,6 +148,43 @@ def test_enumerated_values_refused_as_debezium_refuses_them(prop: str, value: st
     assert str(exc.value).startswith(message)
 
 
+@pytest.mark.parametrize(("prop", "value", "expected"), [
+    ("tombstones.on.delete", "FALSE", False), ("tombstones.on.delete", " true ", True),
+    ("provide.transaction.metadata", "True", True), ("key.converter.schemas.enable", "\tfalse", False),
+    ("heartbeat.interval.ms", "+1000", 1000), ("heartbeat.interval.ms", "-0", 0), ("snapshot.max.threads", "02", 2),
+    ("offset.flush.interval.ms", " 500 ", 500),  # Kafka Connect's setting: ConfigDef trims
+    ("metrics.port", "9090", 9090), ("database.port", "65535", 65535),
+])
+def test_booleans_and_integers_as_debezium_reads_them(prop: str, value: str, expected: object) -> None:
+    config = build_config({**BASE, prop: value})
+    assert getattr(config, prop.replace(".", "_")) == expected
+
+
+@pytest.mark.parametrize(("prop", "value", "kind"), [
+    ("tombstones.on.delete", "yes", "boolean"), ("tombstones.on.delete", "0", "boolean"),
+    ("include.unknown.datatypes", "on", "boolean"), ("tombstones.on.delete", "", "boolean"),
+    ("heartbeat.interval.ms", "1_000", "integer"), ("heartbeat.interval.ms", " 1000", "integer"),
+    ("snapshot.max.threads", "2 ", "integer"), ("heartbeat.interval.ms", "1e3", "integer"),
+    ("heartbeat.interval.ms", "", "integer"),
+])
+def test_booleans_and_integers_refused_as_debezium_refuses_them(prop: str, value: str, kind: str) -> None:
+    with pytest.raises(ConfigError) as exc:
+        build_config({**BASE, prop: value})
+    assert str(exc.value).startswith(f"{prop}: Input should be a valid {kind}") and repr(value) in str(exc.value)
+
+
+@pytest.mark.parametrize(("prop", "value", "refused"), [
+    ("max.batch.size", " 10", True), ("max.batch.size", "+10", False), ("poll.interval.ms", "1_0", True),
+    ("errors.retry.timeout", " -1 ", False),  # Kafka Connect's setting: ConfigDef trims
+])
+def test_accepted_properties_numbers_as_debezium_reads_them(prop: str, value: str, refused: bool) -> None:
+    if refused:
+        with pytest.raises(ConfigError, match=f"^{prop}: must be"):
+            build_config({**BASE, prop: value})
+    else:
+        build_config({**BASE, prop: value})
+
+
 def test_every_problem_is_reported_at_once() -> None:
     props = {**BASE, "topic.prefix": "", "database.port": "five", "max.batch.size": "-5", "topic.prefx": "x",
              "transforms": "unwrap"}
