@@ -17,6 +17,7 @@ from pydantic import Field, field_validator, model_validator
 
 from pgcdc import client_settings
 from pgcdc.config_fields import CONNECTOR_CLASS, SourceFields
+from pgcdc.config_values import regex_items
 from pgcdc.config_sources import (ENV_PREFIX, RESERVED_ENV, RESERVED_ENV_PREFIXES, env_overrides,
                                   parse_properties, read_config_file)
 
@@ -168,7 +169,7 @@ class ConnectorConfig(SourceFields):
     )
     @classmethod
     def _regex_list(cls, v: Any, info: Any) -> tuple[str, ...]:
-        items = _csv(v) if isinstance(v, str) else tuple(v)
+        items = regex_items(v) if isinstance(v, str) else tuple(v)
         for item in items:
             try:
                 re.compile(item)

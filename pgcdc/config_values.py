@@ -25,6 +25,24 @@ def _int(value: str, bits: int, trim: bool) -> int | None:
     return n if -(1 << (bits - 1)) <= n < (1 << (bits - 1)) else None
 
 
+def regex_items(value: str) -> tuple[str, ...]:
+    """A comma-separated list of regular expressions as Debezium splits it (Strings.RegExSplitter): a comma after a
+    backslash belongs to the expression and loses the backslash (`a{1\\,3}` is `a{1,3}`), other escapes stay;
+    items are trimmed, empty ones dropped. A backslash ending the list is refused, as Debezium refuses it."""
+    parts, start, i = [], 0, 0
+    while i < len(value):
+        if value[i] == "\\":
+            if i + 1 == len(value):
+                raise ValueError("unterminated escape sequence at the end of the list")
+            i += 1
+        elif value[i] == ",":
+            parts.append(value[start:i])
+            start = i + 1
+        i += 1
+    parts.append(value[start:])
+    return tuple(p.strip().replace("\\,", ",") for p in parts if p.strip())
+
+
 def _number(bits: int, low: int | None, what: str, trim: bool = False) -> Rule:
     def check(value: str) -> str | None:
         n = _int(value, bits, trim)

@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pgcdc.config_values import regex_items
 from pgcdc.pgtypes import Converter
 
 _MASK = re.compile(r"^column\.mask\.with\.(\d+)\.chars$")
@@ -40,7 +41,7 @@ _ALGORITHMS = {"MD2": None, "MD5": "md5", "SHA-1": "sha1", "SHA-224": "sha224", 
 
 
 def _patterns(value: str) -> tuple[re.Pattern[str], ...]:
-    return tuple(re.compile(p.strip(), re.IGNORECASE) for p in value.split(",") if p.strip())
+    return tuple(re.compile(p, re.IGNORECASE) for p in regex_items(value))
 
 
 def java_serialized_string(s: str) -> bytes:

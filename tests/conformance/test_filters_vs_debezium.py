@@ -39,6 +39,13 @@ SCENARIOS = {
         "column.truncate.to.5.chars": "public.f.note,public.f.code",
         "message.prefix.exclude.list": "skip\\..*",
     },
+    # A comma after a backslash belongs to the regular expression (Debezium's Strings.RegExSplitter).
+    "escaped_commas": {
+        "table.include.list": "public\\.(f|h){1\\,1}, public\\.x",
+        "column.include.list": "public\\.f\\.(id|na[m]{1\\,1}e|email|note)",
+        "column.mask.with.8.chars": "public\\.f\\.(email|not[e]{1\\,2})",
+        "message.prefix.include.list": "kee[p]{1\\,1}.*",
+    },
     "include_and_md5": {
         "column.include.list": "public\\.f\\.(id|name|amount|code),public.g.id,public.g.keep",
         "column.mask.hash.MD5.with.salt.pepper": "public.f.name,public.f.code",

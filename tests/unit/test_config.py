@@ -7,6 +7,7 @@ import json
 import pytest
 
 from pgcdc.config import build_config, env_overrides, load_config, parse_properties, read_config_file
+from pgcdc.config_values import regex_items
 from pgcdc.errors import ConfigError
 
 BASE = {"topic.prefix": "dbserver1", "database.hostname": "127.0.0.1", "database.user": "u",
@@ -312,3 +313,19 @@ def test_tooling_variables_are_not_properties() -> None:
                "PGCDC_S3RVER_BIN": "x", "PGCDC_KAFKA_HOME": "x", "PGCDC_APICURIO_JAR": "x",
                "PGCDC_LOG_LEVEL": "debug", "PGCDC_TEST_CRASH_AFTER": "x", "PGCDC_SOAK_KILLS": "50"}
     assert env_overrides({**tooling, "PGCDC_TOPIC_PREFIX": "shop"}) == {"topic.prefix": "shop"}
+
+
+@pytest.mark.parametrize(("value", "items"), [
+    ("a,b", ("a", "b")), (" a , b ,,", ("a", "b")), ("", ()),
+    ("public\\.t_[a-z]{1\\,2}", ("public\\.t_[a-z]{1,2}",)),  # an escaped comma belongs to the expression
+    ("a\\.b,c\\,d", ("a\\.b", "c,d")), ("a\\\\,b", ("a\\\\", "b")),  # an escaped backslash does not escape
+])
+def test_regex_lists_split_as_debezium_splits_them(value: str, items: tuple[str, ...]) -> None:
+    assert regex_items(value) == items
+
+
+def test_a_regex_list_ending_in_a_backslash_is_refused() -> None:
+    with pytest.raises(ValueError, match="unterminated escape sequence"):
+        regex_items("a,b\\")
+    with pytest.raises(ConfigError, match="^table.include.list: unterminated escape sequence at the end of the list"):
+        build_config({**BASE, "table.include.list": "public.a\\"})
