@@ -129,7 +129,9 @@ class ConnectorConfig(SourceFields):
         "none", alias="field.name.adjustment.mode")
     """Column field names made valid Avro names, as schema.name.adjustment.mode (no dots in a field name)."""
     topic_heartbeat_prefix: str = Field("__debezium-heartbeat", alias="topic.heartbeat.prefix", min_length=1)
-    """Heartbeat topic is <this>.<topic.prefix>."""
+    """Heartbeat topic is <this><topic.delimiter><topic.prefix>, unless topic.heartbeat.name is set."""
+    topic_heartbeat_name: str | None = Field(None, alias="topic.heartbeat.name")
+    """The heartbeat topic's whole name (connectors may share it); unset or empty: topic.heartbeat.prefix's."""
     # Connect's default is 60 s; pgcdc flushes every second so a restart replays at most ~1 s of events.
     offset_flush_interval_ms: int = Field(1_000, alias="offset.flush.interval.ms", ge=0)
     """How often the position is stored (after Kafka acknowledged what precedes it)."""
@@ -176,12 +178,6 @@ class ConnectorConfig(SourceFields):
             except re.error as exc:
                 raise ValueError(f"bad regular expression {item!r}: {exc}") from None
         return items
-
-    @field_validator("decimal_handling_mode", "time_precision_mode", "binary_handling_mode", "interval_handling_mode",
-                     "hstore_handling_mode", "schema_name_adjustment_mode", "field_name_adjustment_mode", mode="before")
-    @classmethod
-    def _handling_case(cls, v: Any) -> Any:
-        return v.strip().lower() if isinstance(v, str) else v  # EnumeratedValue.parse trims and ignores case
 
     @field_validator("unavailable_value_placeholder")
     @classmethod
@@ -311,6 +307,12 @@ class ConnectorConfig(SourceFields):
     def confirms_lsn(self) -> bool:
         """flush.lsn.source=false or lsn.flush.mode=manual: offsets are stored, the slot is left alone."""
         return self.flush_lsn_source and self.lsn_flush_mode != "manual"
+
+    @property
+    def heartbeat_topic(self) -> str:
+        """AbstractTopicNamingStrategy.heartbeatTopic: topic.heartbeat.name, else prefix and topic.prefix joined by
+        topic.delimiter."""
+        return self.topic_heartbeat_name or f"{self.topic_heartbeat_prefix}{self.topic_delimiter}{self.topic_prefix}"
 
     @property
     def transaction_topic(self) -> str:

@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 CONNECTOR_CLASS = "io.debezium.connector.postgresql.PostgresConnector"
+TOPIC_NAME = re.compile(r"^[a-zA-Z0-9_.\-]+$")  # CommonConnectorConfig.TOPIC_NAME_PATTERN, used with find()
 _JAVA_INT = re.compile(r"[+-]?\d+")  # Java's Character.digit: any Unicode decimal digit
 # Kafka Connect's settings (ConfigDef trims a value before parsing it); Debezium's own fields do not trim numbers.
 CONNECT_TRIMMED = frozenset({"offset_flush_interval_ms", "offset_storage_partitions",
@@ -261,6 +262,25 @@ class SourceFields(BaseModel):
                 raise ValueError(f"Input should be a valid integer: digits with an optional sign (got {v!r})")
             return int(text)
         return v
+
+    @field_validator("topic_prefix", "topic_delimiter", "topic_heartbeat_prefix", "topic_transaction",
+                     "topic_heartbeat_name", check_fields=False)  # all but topic.prefix: config.py's
+    @classmethod
+    def _topic_name(cls, v: str | None, info: Any) -> str | None:
+        # CommonConnectorConfig.validateTopicName (an empty topic.heartbeat.name is no name).
+        if v is None or (not v and info.field_name == "topic_heartbeat_name"):
+            return None
+        if not TOPIC_NAME.search(v):
+            raise ValueError(f"{v} has invalid format (only the underscore, hyphen, dot and alphanumeric characters "
+                             "are allowed)")
+        return v
+
+    @field_validator("decimal_handling_mode", "time_precision_mode", "binary_handling_mode", "interval_handling_mode",
+                     "hstore_handling_mode", "schema_name_adjustment_mode", "field_name_adjustment_mode", mode="before",
+                     check_fields=False)  # config.py's fields
+    @classmethod
+    def _handling_case(cls, v: Any) -> Any:
+        return v.strip().lower() if isinstance(v, str) else v  # EnumeratedValue.parse trims and ignores case
 
     @field_validator("database_sslmode", mode="before")
     @classmethod

@@ -340,7 +340,7 @@ class Connector:
         stop = self._stop
         stop_at = self.stop_at_lsn
         hb_interval = self.config.heartbeat_interval_ms / 1000
-        hb_topic = f"{self.config.topic_heartbeat_prefix}.{self.config.topic_prefix}"
+        hb_topic = self.config.heartbeat_topic
         next_heartbeat = time.monotonic() + hb_interval
         n = 0
         read_only_inc = capture.incremental if capture.incremental is not None and self.config.read_only else None

@@ -216,7 +216,7 @@ class Engine:
         transformed = captured is not None
         source_topic, source_value = captured if captured is not None else (topic, (form or (key, value))[1])
         kind = self._kinds.get(source_topic, "change") if source_value is not None else "tombstone"
-        if kind == "change" and source_topic.startswith(self._heartbeat_prefix):
+        if kind == "change" and source_topic == self.config.heartbeat_topic:
             kind = "heartbeat"
         capture = self.connector.capture
         with self._lock:
@@ -236,10 +236,6 @@ class Engine:
             except queue.Full:
                 if self._stopping.is_set():
                     raise EngineStopped("stopped while the application was not taking events") from None
-
-    @property
-    def _heartbeat_prefix(self) -> str:
-        return f"{self.config.topic_heartbeat_prefix}."
 
     def _acknowledged(self, position: Position | SnapshotDone) -> Position | SnapshotDone | None:
         """The newest position every event of which the application committed."""

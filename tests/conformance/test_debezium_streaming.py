@@ -275,17 +275,29 @@ def test_snapshot_matches_debezium(pg: PostgresCluster, dbname: str, tmp_path: P
     assert_same("snapshot", ours, theirs, snapshot=True)
 
 
-def test_heartbeat_records_match_debezium(pg: PostgresCluster, dbname: str, tmp_path: Path) -> None:
+# The heartbeat topic: topic.heartbeat.prefix and topic.prefix joined by topic.delimiter, or topic.heartbeat.name.
+HEARTBEAT_TOPICS = {
+    "default": ({}, "__debezium-heartbeat.dbserver1", "dbserver1.public.h"),
+    "delimiter": ({"topic.delimiter": "_"}, "__debezium-heartbeat_dbserver1", "dbserver1_public_h"),
+    "name": ({"topic.heartbeat.name": "__debezium-heartbeat-shared"}, "__debezium-heartbeat-shared",
+             "dbserver1.public.h"),
+}
+
+
+@pytest.mark.parametrize("case", list(HEARTBEAT_TOPICS))
+def test_heartbeat_records_match_debezium(pg: PostgresCluster, dbname: str, tmp_path: Path, case: str) -> None:
+    props, hb_topic, topic = HEARTBEAT_TOPICS[case]
     ours, theirs = run_both(pg, dbname, tmp_path, "CREATE TABLE h (id int PRIMARY KEY)",
-                            {"heartbeat.interval.ms": "500"}, ["INSERT INTO h VALUES (1)"])
-    assert compare([r for r in ours if r["topic"] == "dbserver1.public.h"],
-                   [r for r in theirs if r["topic"] == "dbserver1.public.h"]) == []
+                            {"heartbeat.interval.ms": "500", **props}, ["INSERT INTO h VALUES (1)"])
+    assert compare([r for r in ours if r["topic"] == topic], [r for r in theirs if r["topic"] == topic]) == []
+    assert any(r["topic"] == topic for r in theirs)
 
     def first_heartbeat(records: list[dict[str, Any]]) -> dict[str, Any]:
         hb = next(r for r in records if r["topic"].startswith("__debezium-heartbeat"))
         hb["value"]["payload"]["ts_ms"] = "<masked>"
         return hb
 
+    assert first_heartbeat(theirs)["topic"] == hb_topic
     assert differences(first_heartbeat(ours), first_heartbeat(theirs)) == []
 
 

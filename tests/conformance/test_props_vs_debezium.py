@@ -180,3 +180,21 @@ def test_booleans_and_integers_are_read_as_debezium_reads_them(pg: PostgresClust
     with pytest.raises(PgcdcError) as ours:
         make_config(pg, dbname, **{**props, "name": "pgcdc"})
     assert str(ours.value).startswith(f"{prop}: Input should be a valid ") and repr(value) in str(ours.value)
+
+
+@pytest.mark.parametrize(("prop", "value"), [("topic.prefix", "db server"), ("topic.delimiter", "/"),
+                                             ("topic.heartbeat.name", "hb/shared")])
+def test_topic_names_are_refused_as_debezium_refuses_them(pg: PostgresCluster, dbname: str, tmp_path: Path,
+                                                          prop: str, value: str) -> None:
+    props = {"topic.prefix": "dbserver1", prop: value}
+    with pytest.raises(RuntimeError, match="Debezium oracle failed") as exc:
+        run_oracle({"name": "oracle", "config": {**pg.connection_properties(dbname), **props,
+                                                 "slot.name": f"dbz_{dbname}",
+                                                 "publication.name": f"dbzpub_{dbname}"}}, tmp_path / "dbz.jsonl")
+    java = f"{value} has invalid format (only the underscore, hyphen, dot and alphanumeric characters are allowed)"
+    # topic.prefix in the connector's validation; the others where the topic naming strategy logs its refusal
+    assert f"The '{prop}' value" in str(exc.value) + (tmp_path / "dbz.jvm.log").read_text()
+    assert java in (tmp_path / "dbz.jvm.log").read_text()
+    with pytest.raises(PgcdcError) as ours:
+        make_config(pg, dbname, **{**props, "name": "pgcdc"})
+    assert str(ours.value) == f"{prop}: {java}"

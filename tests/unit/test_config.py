@@ -329,3 +329,25 @@ def test_a_regex_list_ending_in_a_backslash_is_refused() -> None:
         regex_items("a,b\\")
     with pytest.raises(ConfigError, match="^table.include.list: unterminated escape sequence at the end of the list"):
         build_config({**BASE, "table.include.list": "public.a\\"})
+
+
+@pytest.mark.parametrize(("props", "heartbeat", "transaction"), [
+    ({}, "__debezium-heartbeat.dbserver1", "dbserver1.transaction"),
+    ({"topic.delimiter": "_"}, "__debezium-heartbeat_dbserver1", "dbserver1_transaction"),
+    ({"topic.heartbeat.name": "hb-all", "topic.heartbeat.prefix": "ignored"}, "hb-all", "dbserver1.transaction"),
+    ({"topic.heartbeat.name": "", "topic.heartbeat.prefix": "beat"}, "beat.dbserver1", "dbserver1.transaction"),
+])
+def test_heartbeat_and_transaction_topics(props: dict[str, str], heartbeat: str, transaction: str) -> None:
+    config = build_config({**BASE, **props})
+    assert (config.heartbeat_topic, config.transaction_topic) == (heartbeat, transaction)
+
+
+@pytest.mark.parametrize(("prop", "value"), [
+    ("topic.prefix", "db server"), ("topic.prefix", "ünï"), ("topic.delimiter", "/"), ("topic.delimiter", " "),
+    ("topic.heartbeat.prefix", "hb x"), ("topic.transaction", "tx/x"), ("topic.heartbeat.name", "a,b"),
+])
+def test_topic_names_refused_as_debezium_refuses_them(prop: str, value: str) -> None:
+    with pytest.raises(ConfigError) as exc:
+        build_config({**BASE, prop: value})
+    assert str(exc.value) == (f"{prop}: {value} has invalid format (only the underscore, hyphen, dot and alphanumeric "
+                              "characters are allowed)")
