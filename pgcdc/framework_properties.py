@@ -100,6 +100,14 @@ INERT: dict[str, tuple[Rule | None, str]] = {
         only(None, ("memory",), "only memory: pgcdc has no pluggable change-event queue; remove it"),
         "memory only (Debezium's default): the queue between Debezium's reader and its Connect task"),
     "internal.advanced.metrics.enable": (BOOLEAN, "Debezium's JMX streaming metrics; pgcdc's are on metrics.port"),
+    "statistics.metrics.enabled": (BOOLEAN, "latency statistics in Debezium's JMX metrics; pgcdc's metrics are on "
+                                            "metrics.port"),
+    "connection.validation.timeout.ms": (POSITIVE_LONG, "how long Debezium's validation of a configuration waits for "
+                                                        "its database connection; pgcdc connects when it starts"),
+    "database.query.timeout.ms": (None, "the JDBC driver's timeout of Debezium's queries; pgcdc's have none"),
+    "event.converting.failure.handling.mode": (
+        None, "failures converting the MySQL-family connectors' binlog values; the PostgreSQL connector neither "
+              "reads nor checks it (any value is taken, measured)"),
     "internal.snapshot.scan.all.columns.force": (BOOLEAN, "how Debezium discovers columns before a snapshot"),
     "custom.sanitize.pattern": (
         _regex, "which configuration values Debezium masks in its logs; pgcdc masks secrets by its own list (see "

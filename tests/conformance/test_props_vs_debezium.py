@@ -198,3 +198,30 @@ def test_topic_names_are_refused_as_debezium_refuses_them(pg: PostgresCluster, d
     with pytest.raises(PgcdcError) as ours:
         make_config(pg, dbname, **{**props, "name": "pgcdc"})
     assert str(ours.value) == f"{prop}: {java}"
+
+
+# Properties Debezium 3.6 defines that pgcdc accepts without acting on them: the values Debezium takes are taken
+# (event.converting.failure.handling.mode, which only the MySQL-family connectors read, unchecked), the ones it
+# refuses are refused.
+INERT_3_6 = [({"statistics.metrics.enabled": "false", "connection.validation.timeout.ms": "5000",
+               "database.query.timeout.ms": "1000", "event.converting.failure.handling.mode": "drop"}, None),
+             ({"connection.validation.timeout.ms": "0"}, "connection.validation.timeout.ms")]
+
+
+@pytest.mark.parametrize(("props", "refused"), INERT_3_6)
+def test_inert_properties_take_what_debezium_takes(pg: PostgresCluster, dbname: str, tmp_path: Path,
+                                                   props: dict[str, str], refused: str | None) -> None:
+    pg.execute("CREATE TABLE a (id int PRIMARY KEY); INSERT INTO a VALUES (1)", dbname)
+    props = {"topic.prefix": "dbserver1", "snapshot.mode": "initial", **props}
+    config = {"name": "oracle", "config": {**pg.connection_properties(dbname), **props, "slot.name": f"dbz_{dbname}",
+                                           "publication.name": f"dbzpub_{dbname}"}}
+    if refused is None:
+        assert [r["value"]["payload"]["op"] for r in run_oracle(config, tmp_path / "dbz.jsonl", idle_timeout=3)
+                if r["topic"] == "dbserver1.public.a"] == ["r"]
+        make_config(pg, dbname, **{**props, "name": "pgcdc"})
+        return
+    with pytest.raises(RuntimeError, match="Debezium oracle failed") as exc:
+        run_oracle(config, tmp_path / "dbz.jsonl")
+    assert f"The '{refused}' value is invalid" in str(exc.value)
+    with pytest.raises(PgcdcError, match=f"^{refused}: must be "):
+        make_config(pg, dbname, **{**props, "name": "pgcdc"})
