@@ -172,6 +172,10 @@ REFUSED: dict[str, str] = {
                     "log.position.check.enable", "snapshot.scan.all.columns.force")},
     "multi.partition.mode": ("multi.partition.mode is set by Debezium itself when it builds the topic naming "
                              "strategy (a configured value is overwritten): remove it"),
+    **{f"{kind}.{old}": (f"{kind}.{old} was removed in Debezium 2.0 (Debezium 3.6 ignores it, so it filters "
+                         f"nothing): use {kind}.{new}")
+       for kind in ("schema", "table", "column") for old, new in (("whitelist", "include.list"),
+                                                                  ("blacklist", "exclude.list"))},
 }
 
 # Accepted with these prefixes (the family's other settings); values checked by INERT where a name is listed.

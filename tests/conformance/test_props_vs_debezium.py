@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pgcdc.errors import PgcdcError
+from pgcdc.errors import ConfigError, PgcdcError
 from pgcdc.local import PostgresCluster
 from pgcdc.runner import Connector
 from pgcdc.sink.memory import MemorySink
@@ -225,3 +225,24 @@ def test_inert_properties_take_what_debezium_takes(pg: PostgresCluster, dbname: 
     assert f"The '{refused}' value is invalid" in str(exc.value)
     with pytest.raises(PgcdcError, match=f"^{refused}: must be "):
         make_config(pg, dbname, **{**props, "name": "pgcdc"})
+
+
+def test_removed_filter_names_filter_nothing_in_debezium_and_are_refused(pg: PostgresCluster, dbname: str,
+                                                                        tmp_path: Path) -> None:
+    """table.whitelist and its kin, removed in Debezium 2.0: Debezium 3.6 ignores them and captures every table;
+    pgcdc refuses them, naming the property to use, rather than ignore a filter."""
+    pg.execute("CREATE TABLE a (id int PRIMARY KEY); INSERT INTO a VALUES (1)", dbname)
+    props = {"topic.prefix": "dbserver1", "snapshot.mode": "initial", "table.whitelist": "public.other",
+             "column.blacklist": "public.a.id"}
+    records = run_oracle({"name": "oracle", "config": {**pg.connection_properties(dbname), **props,
+                                                       "slot.name": f"dbz_{dbname}",
+                                                       "publication.name": f"dbzpub_{dbname}"}},
+                         tmp_path / "dbz.jsonl", idle_timeout=3)
+    assert [r["value"]["payload"]["after"] for r in records if r["topic"] == "dbserver1.public.a"] == [{"id": 1}]
+    with pytest.raises(ConfigError) as ours:
+        make_config(pg, dbname, **{**props, "name": "pgcdc"})
+    assert list(ours.value.problems) == [
+        "table.whitelist was removed in Debezium 2.0 (Debezium 3.6 ignores it, so it filters nothing): use "
+        "table.include.list",
+        "column.blacklist was removed in Debezium 2.0 (Debezium 3.6 ignores it, so it filters nothing): use "
+        "column.exclude.list"]
