@@ -153,8 +153,9 @@ class SourceFields(BaseModel):
     """Tables whose snapshot query is replaced (each needs snapshot.select.statement.overrides.<table>)."""
     # snapshot.select.statement.overrides.<schema>.<table> values, keyed by "<schema>.<table>".
     snapshot_select_statements: dict[str, str] = Field(default_factory=dict)
-    snapshot_fetch_size: int = Field(10_240, alias="snapshot.fetch.size", gt=0)
-    """Rows a snapshot reader thread hands over at a time (with snapshot.max.threads=1, at most 64)."""
+    snapshot_fetch_size: int = Field(10_240, alias="snapshot.fetch.size", ge=0)
+    """Rows a snapshot reader thread hands over at a time (with snapshot.max.threads=1, at most 64); 0 (Debezium:
+    the JDBC driver reads each table whole) is the default, 10240."""
     snapshot_max_threads: int = Field(1, alias="snapshot.max.threads", ge=1, le=64)
     """Parallel snapshot readers, all in one exported snapshot."""
     snapshot_max_threads_multiplier: int = Field(1, alias="snapshot.max.threads.multiplier", ge=1)

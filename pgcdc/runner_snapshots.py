@@ -118,7 +118,7 @@ def initial_snapshot(connector: Connector, conn: psycopg.Connection, slot: slots
                  "" if c.snapshot_row_count_order else " (no effect: not a chunked snapshot, as in Debezium)")
     xid = snapshot.run(lambda: connect(c), slot.snapshot_name, plan, resume=resume,
                        threads=c.snapshot_max_threads, chunk_rows=c.pgcdc_snapshot_chunk_rows,
-                       fetch_size=c.snapshot_fetch_size, lock_timeout_ms=c.snapshot_lock_timeout_ms,
+                       fetch_size=c.snapshot_fetch_size or 10_240, lock_timeout_ms=c.snapshot_lock_timeout_ms,
                        row_count_order=c.snapshot_row_count_order)
     connector.stats.events += snapshot.events
     if xid is None:

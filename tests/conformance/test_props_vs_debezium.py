@@ -159,7 +159,7 @@ def test_snapshot_mode_never_is_refused_as_debezium_refuses_it(pg: PostgresClust
 SPELLINGS = [("tombstones.on.delete", " FALSE ", True), ("tombstones.on.delete", "yes", False),
              ("include.unknown.datatypes", "on", False), ("tombstones.on.delete", "0", False),
              ("heartbeat.interval.ms", "+1000", True), ("heartbeat.interval.ms", "1_000", False),
-             ("snapshot.max.threads", " 2 ", False)]
+             ("snapshot.max.threads", " 2 ", False), ("snapshot.fetch.size", "0", True)]
 
 
 @pytest.mark.parametrize(("prop", "value", "accepted"), SPELLINGS)

@@ -144,7 +144,7 @@ def test_enumerated_values_refused_as_debezium_refuses_them(prop: str, value: st
     ("provide.transaction.metadata", "True", True), ("key.converter.schemas.enable", "\tfalse", False),
     ("heartbeat.interval.ms", "+1000", 1000), ("heartbeat.interval.ms", "-0", 0), ("snapshot.max.threads", "02", 2),
     ("offset.flush.interval.ms", " 500 ", 500),  # Kafka Connect's setting: ConfigDef trims
-    ("metrics.port", "9090", 9090), ("database.port", "65535", 65535),
+    ("metrics.port", "9090", 9090), ("database.port", "65535", 65535), ("snapshot.fetch.size", "0", 0),
 ])
 def test_values_as_debezium_reads_them(prop: str, value: str, expected: object) -> None:
     config = build_config({**BASE, prop: value})
