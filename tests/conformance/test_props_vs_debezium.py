@@ -162,23 +162,33 @@ SPELLINGS = [("tombstones.on.delete", " FALSE ", True), ("tombstones.on.delete",
              ("snapshot.max.threads", " 2 ", False), ("snapshot.fetch.size", "0", True)]
 
 
+def debezium_takes(pg: PostgresCluster, dbname: str, tmp_path: Path, props: dict[str, str],
+                   refused: str | None) -> dict[str, str]:
+    """Debezium snapshots a one-row table with `props` (refused None), or refuses the `refused` property's value;
+    returns the properties to give pgcdc."""
+    pg.execute("CREATE TABLE a (id int PRIMARY KEY); INSERT INTO a VALUES (1)", dbname)
+    props = {"topic.prefix": "dbserver1", "snapshot.mode": "initial", **props}
+    config = {"name": "oracle", "config": {**pg.connection_properties(dbname), **props, "slot.name": f"dbz_{dbname}",
+                                           "publication.name": f"dbzpub_{dbname}"}}
+    if refused is None:
+        assert [r["value"]["payload"]["op"] for r in run_oracle(config, tmp_path / "dbz.jsonl", idle_timeout=3)
+                if r["topic"] == "dbserver1.public.a"] == ["r"]
+    else:
+        with pytest.raises(RuntimeError, match="Debezium oracle failed") as exc:
+            run_oracle(config, tmp_path / "dbz.jsonl")
+        assert f"The '{refused}' value is invalid" in str(exc.value)
+    return {**props, "name": "pgcdc"}
+
+
 @pytest.mark.parametrize(("prop", "value", "accepted"), SPELLINGS)
 def test_booleans_and_integers_are_read_as_debezium_reads_them(pg: PostgresCluster, dbname: str, tmp_path: Path,
                                                                prop: str, value: str, accepted: bool) -> None:
-    pg.execute("CREATE TABLE a (id int PRIMARY KEY); INSERT INTO a VALUES (1)", dbname)
-    props = {"topic.prefix": "dbserver1", "snapshot.mode": "initial", prop: value}
-    config = {"name": "oracle", "config": {**pg.connection_properties(dbname), **props, "slot.name": f"dbz_{dbname}",
-                                           "publication.name": f"dbzpub_{dbname}"}}
+    props = debezium_takes(pg, dbname, tmp_path, {prop: value}, None if accepted else prop)
     if accepted:
-        assert [r["value"]["payload"]["op"] for r in run_oracle(config, tmp_path / "dbz.jsonl", idle_timeout=3)
-                if r["topic"] == "dbserver1.public.a"] == ["r"]
-        make_config(pg, dbname, **{**props, "name": "pgcdc"})
+        make_config(pg, dbname, **props)
         return
-    with pytest.raises(RuntimeError, match="Debezium oracle failed") as exc:
-        run_oracle(config, tmp_path / "dbz.jsonl")
-    assert f"The '{prop}' value is invalid" in str(exc.value)
     with pytest.raises(PgcdcError) as ours:
-        make_config(pg, dbname, **{**props, "name": "pgcdc"})
+        make_config(pg, dbname, **props)
     assert str(ours.value).startswith(f"{prop}: Input should be a valid ") and repr(value) in str(ours.value)
 
 
@@ -211,20 +221,12 @@ INERT_3_6 = [({"statistics.metrics.enabled": "false", "connection.validation.tim
 @pytest.mark.parametrize(("props", "refused"), INERT_3_6)
 def test_inert_properties_take_what_debezium_takes(pg: PostgresCluster, dbname: str, tmp_path: Path,
                                                    props: dict[str, str], refused: str | None) -> None:
-    pg.execute("CREATE TABLE a (id int PRIMARY KEY); INSERT INTO a VALUES (1)", dbname)
-    props = {"topic.prefix": "dbserver1", "snapshot.mode": "initial", **props}
-    config = {"name": "oracle", "config": {**pg.connection_properties(dbname), **props, "slot.name": f"dbz_{dbname}",
-                                           "publication.name": f"dbzpub_{dbname}"}}
+    ours = debezium_takes(pg, dbname, tmp_path, props, refused)
     if refused is None:
-        assert [r["value"]["payload"]["op"] for r in run_oracle(config, tmp_path / "dbz.jsonl", idle_timeout=3)
-                if r["topic"] == "dbserver1.public.a"] == ["r"]
-        make_config(pg, dbname, **{**props, "name": "pgcdc"})
+        make_config(pg, dbname, **ours)
         return
-    with pytest.raises(RuntimeError, match="Debezium oracle failed") as exc:
-        run_oracle(config, tmp_path / "dbz.jsonl")
-    assert f"The '{refused}' value is invalid" in str(exc.value)
     with pytest.raises(PgcdcError, match=f"^{refused}: must be "):
-        make_config(pg, dbname, **{**props, "name": "pgcdc"})
+        make_config(pg, dbname, **ours)
 
 
 def test_removed_filter_names_filter_nothing_in_debezium_and_are_refused(pg: PostgresCluster, dbname: str,
