@@ -90,10 +90,10 @@ def snapshot_records(path: Path) -> list[tuple[str, str]]:
 def both_stop_snapshot(pg: PostgresCluster, dbname: str, tmp_path: Path, props: dict[str, str],
                        setup: str) -> tuple[str, str]:
     """(Debezium's JVM log, pgcdc's one stderr line): each takes an initial snapshot of `aa` (two rows), the
-    case's `na` (its second row holds the value) and `zz` (one row), and must stop, having emitted at most the
-    records of `aa` (which of them Debezium's do, depends on when its engine polled: none or both, measured),
-    stored no offset that says the snapshot completed, and left nothing of `na` or `zz`. Debezium leaves its slot
-    and publication; pgcdc drops the ones it created, as after any failed start."""
+    case's `na` (its second row holds the value) and `zz` (one row), and must stop, storing no offset that says
+    the snapshot completed. Debezium emits none, one or both of `aa`'s records, or both and `na`'s first (it
+    depends on when its engine polled, measured); pgcdc at most `aa`'s, nothing of `na` or `zz`. Debezium leaves
+    its slot and publication; pgcdc drops the ones it created, as after any failed start."""
     import json
     import os
     import subprocess
@@ -115,7 +115,9 @@ def both_stop_snapshot(pg: PostgresCluster, dbname: str, tmp_path: Path, props: 
         if oracle.poll() is None:
             oracle.kill()
     emitted = snapshot_records(theirs)
-    assert emitted in (aa[:0], aa[:1], aa), emitted
+    # The value fails where Debezium's engine converts a polled batch, so a batch that ended before the failing
+    # row also carries the case table's first row (seen once in CI).
+    assert emitted in (aa[:0], aa[:1], aa, [*aa, ("dbserver1.public.na", "first_in_data_collection")]), emitted
     assert not dbz_offsets.exists() or b'"snapshot_completed":true' not in dbz_offsets.read_bytes()
     assert pg.execute(f"SELECT active FROM pg_replication_slots WHERE slot_name = 'dbz_{dbname}'") == [(False,)]
 
