@@ -232,7 +232,10 @@ class SourceFields(BaseModel):
     """`schema.table-regex:IDENTITY`, comma-separated (DEFAULT, FULL, NOTHING, INDEX name): at streaming start."""
 
     @field_validator("guardrail_collections_limit_action", "snapshot_tables_order_by_row_count", "plugin_name",
-                     "lsn_flush_mode", "publication_autocreate_mode", "snapshot_mode", mode="before")
+                     "lsn_flush_mode", "publication_autocreate_mode", "snapshot_mode", "decimal_handling_mode",
+                     "time_precision_mode", "binary_handling_mode", "interval_handling_mode", "hstore_handling_mode",
+                     "schema_name_adjustment_mode", "field_name_adjustment_mode", mode="before",
+                     check_fields=False)  # the last seven are config.py's fields
     @classmethod
     def _enum_case(cls, v: Any, info: Any) -> Any:
         # EnumeratedValue.parse trims and ignores case (measured with Debezium 3.6.3: INITIAL, " initial ").
@@ -275,13 +278,6 @@ class SourceFields(BaseModel):
             raise ValueError(f"{v} has invalid format (only the underscore, hyphen, dot and alphanumeric characters "
                              "are allowed)")
         return v
-
-    @field_validator("decimal_handling_mode", "time_precision_mode", "binary_handling_mode", "interval_handling_mode",
-                     "hstore_handling_mode", "schema_name_adjustment_mode", "field_name_adjustment_mode", mode="before",
-                     check_fields=False)  # config.py's fields
-    @classmethod
-    def _handling_case(cls, v: Any) -> Any:
-        return v.strip().lower() if isinstance(v, str) else v  # EnumeratedValue.parse trims and ignores case
 
     @field_validator("database_sslmode", mode="before")
     @classmethod
